@@ -1,0 +1,21 @@
+// Each subcommand registers itself on the root CLI11 app and sets `action` when chosen.
+// main.cpp owns parsing and the mapping of exceptions to SPEC exit codes.
+#pragma once
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace pg::cli {
+
+using Action = std::function<int()>;  // returns the exit code
+
+void add_run_command(CLI::App& root, Action& action);      // cli/cmd_run.cpp
+void add_compare_command(CLI::App& root, Action& action);  // cli/cmd_compare.cpp
+void add_changes_command(CLI::App& root, Action& action);  // cli/cmd_compare.cpp
+void add_serve_command(CLI::App& root, Action& action);    // cli/cmd_serve.cpp
+void add_export_command(CLI::App& root, Action& action);   // cli/cmd_export.cpp
+void add_runs_command(CLI::App& root, Action& action);     // cli/cmd_export.cpp
+
+}  // namespace pg::cli

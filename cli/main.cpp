@@ -1,0 +1,38 @@
+// perfgate: one executable, one subcommand per job. Exit codes follow SPEC.md.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "common/errors.h"
+#include "common/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"perfgate: reproducible performance-regression CI for LM inference"};
+  app.set_version_flag("--version", std::string("perfgate ") + pg::kVersion);
+  app.require_subcommand(1);
+  pg::cli::Action action;
+  pg::cli::add_run_command(app, action);
+  pg::cli::add_compare_command(app, action);
+  pg::cli::add_changes_command(app, action);
+  pg::cli::add_serve_command(app, action);
+  pg::cli::add_export_command(app, action);
+  pg::cli::add_runs_command(app, action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return pg::kExitUsage;
+  }
+  try {
+    return action ? action() : pg::kExitUsage;
+  } catch (const pg::UsageError& e) {
+    std::fprintf(stderr, "perfgate: error: %s\n", e.what());
+    return pg::kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "perfgate: failure: %s\n", e.what());
+    return pg::kExitRuntime;
+  }
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every dependency perfgate needs on Debian 12 (idempotent) and configures + builds.
+# Usage: scripts/setup.sh [--no-build]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# Debian packages: what each is for is in README.md ("Dependencies").
+APT_PACKAGES=(
+  cmake g++ pkg-config git ca-certificates
+  libgit2-dev libsqlite3-dev sqlite3 libcpp-httplib-dev nlohmann-json3-dev libcli11-dev
+  libtomlplusplus-dev libfmt-dev libspdlog-dev libgtest-dev libgmock-dev
+  chromium wrk yamllint nginx-light clang-format
+)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: apt-get install ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python venv: LibTorch comes from PyTorch's PyPI wheel (2.11.0 = the CUDA 13.0 build, the same
+# LibTorch the GPU machine runs); scipy and transformers are test oracles; playwright drives
+# Debian's chromium; plotly carries the plotly.js that web/ embeds.
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python3 ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python3 -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python3 -m pip install -q -r requirements.txt
+
+if [ "${1:-}" != "--no-build" ]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build -j"$(nproc)"
+fi

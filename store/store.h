@@ -1,0 +1,90 @@
+// The SQLite store: schema, migrations, writes and queries. Not thread-safe: use one Store per
+// thread (WAL lets many readers and one writer work at once, across processes too).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/types.h"
+
+struct sqlite3;
+
+namespace pg {
+
+// One series = one sweep-cell key measured on one comparable environment.
+struct SeriesInfo {
+  int64_t id = 0;
+  CellKey key;
+  Environment env;  // the comparable_env_fields() only
+};
+
+// One stored cell of one run, as a point of a series (several runs of one commit give several).
+struct SeriesSample {
+  int64_t run_id = 0;
+  std::string commit;     // empty outside a repository
+  std::string subject;
+  std::string commit_time;
+  std::string started_at;
+  CellStatus status = CellStatus::ok;
+  std::map<std::string, double> metrics;
+  CellSamples samples;
+};
+
+struct RunFilter {
+  bool with_cells = true;
+  bool with_samples = true;
+};
+
+class Store {
+ public:
+  // Opens (creating if absent) and migrates to the current schema. A file that exists but is not
+  // a perfgate database throws UsageError naming the path, and is left byte-for-byte untouched.
+  // A database from a newer perfgate throws UsageError too. read_only never creates or migrates.
+  explicit Store(const std::string& path, bool read_only = false);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  static int schema_version();  // what this build writes (PRAGMA user_version)
+
+  // --- the runner's incremental writes: run row first, then one committed transaction per cell.
+  int64_t begin_run(const GitInfo& git, const Environment& env, const std::string& config_json);
+  void add_cell(int64_t run_id, const CellResult& cell);
+  void finish_run(int64_t run_id, RunStatus status);
+
+  // --- ingest of a whole run (POST /api/v1/runs): all or nothing. If an identical run (same
+  // commit, environment and samples) is already stored, returns its id and inserted=false.
+  struct Imported {
+    int64_t id;
+    bool inserted;
+  };
+  Imported import_run(const Run& run);
+  // Several runs in one transaction (one POST may carry many).
+  std::vector<Imported> import_runs(const std::vector<Run>& runs);
+
+  // --- reads
+  std::vector<Run> list_runs(const RunFilter& f = {false, false});  // id order
+  std::optional<Run> load_run(int64_t id, const RunFilter& f = {});
+  int64_t run_count();
+  // Distinct stored commits whose SHA starts with `prefix` (case-insensitive hex).
+  std::vector<std::string> commits_with_prefix(const std::string& prefix);
+  // Every run of one commit (full SHA), id order.
+  std::vector<Run> runs_for_commit(const std::string& sha, const RunFilter& f = {});
+
+  // --- series
+  std::vector<SeriesInfo> list_series();
+  std::optional<SeriesInfo> get_series(int64_t id);
+  std::optional<int64_t> find_series(const CellKey& key, const Environment& env);
+  // Every stored cell of the series, ordered by commit time, then run id ("history order").
+  std::vector<SeriesSample> series_samples(int64_t series_id, bool with_samples = true);
+
+  sqlite3* handle() { return db_; }  // for tests (integrity_check) only
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace pg
