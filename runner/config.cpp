@@ -162,17 +162,16 @@ std::vector<T> parse_list(const RawSetting& raw, F parse_one) {
 }
 
 std::string parse_model(const RawItem& item) {
-  constexpr std::string_view kFile = "file:";
-  if (item.text.starts_with(kFile)) {
-    const std::string path = item.text.substr(kFile.size());
+  if (lm::is_file_model(item.text)) {
+    const std::string path = lm::file_model_path(item.text);
     std::error_code ec;
     if (path.empty()) bad(item, "names no file (expected file:PATH.safetensors)");
     if (!fs::is_regular_file(path, ec)) bad(item, "names a file that does not exist");
     return item.text;
   }
-  if (model_context_length(item.text)) return item.text;
+  if (lm::find_preset(item.text)) return item.text;
   bad(item, fmt::format("is not a model preset ({}) or file:PATH.safetensors",
-                        fmt::join(model_preset_names(), ", ")));
+                        fmt::join(lm::preset_names(), ", ")));
 }
 
 std::string parse_device(const RawItem& item) {
@@ -274,13 +273,13 @@ SweepConfig validate_settings(const RawSettings& s) {
   // Every prompt plus its generated tokens must fit the context of every preset model.
   const int max_seq = *std::max_element(cfg.seq_lens.begin(), cfg.seq_lens.end());
   for (const auto& model : cfg.models) {
-    const auto ctx = model_context_length(model);
-    if (!ctx || max_seq + cfg.gen_tokens <= *ctx) continue;
+    const auto preset = lm::find_preset(model);
+    if (!preset || max_seq + cfg.gen_tokens <= preset->context) continue;
     const RawSetting* seq = get("seq-lens");
     throw UsageError(fmt::format(
         "{}: prompt length {} + gen-tokens {} = {} exceeds the context length {} of model '{}'",
         seq ? seq->where : std::string("--seq-lens"), max_seq, cfg.gen_tokens,
-        max_seq + cfg.gen_tokens, *ctx, model));
+        max_seq + cfg.gen_tokens, preset->context, model));
   }
   return cfg;
 }
@@ -298,7 +297,8 @@ const std::vector<SettingInfo>& run_settings() {
 
 void add_run_flags(CLI::App& cmd, RunFlags& flags) {
   cmd.add_option("--config", flags.config_path,
-                 "TOML sweep file; its keys are these flag names, flags given here override it");
+                 "TOML sweep file; its keys are these flag names, flags given here override it")
+      ->type_name("FILE");
   for (const auto& d : detail::setting_defs()) {
     const SettingInfo& s = d.info;
     if (d.kind == detail::ValueKind::flag) {
@@ -310,7 +310,11 @@ void add_run_flags(CLI::App& cmd, RunFlags& flags) {
         "--" + s.name, [&flags, name = s.name](const std::string& v) { flags.values[name] = v; },
         s.help);
     opt->type_name(s.value_hint);
-    if (!s.default_text.empty()) opt->default_str(s.default_text);
+    // A literal default shows as CLI11's "=VALUE"; one that depends on the machine as prose.
+    if (s.default_text.find(' ') == std::string::npos)
+      opt->default_str(s.default_text);
+    else
+      opt->description(s.help + " (default: " + s.default_text + ")");
   }
 }
 

@@ -93,6 +93,11 @@ GitInfo read_git_info(const std::string& path, const std::string& flag) {
     info.state = "not-a-repository";
     return info;
   }
+  if (rc == GIT_EOWNER)
+    throw UsageError(fmt::format(
+        "{}: {} (git's safe.directory check refuses a repository owned by another user; if you "
+        "trust it: git config --global --add safe.directory <its path>)",
+        flag, last_git_error()));
   if (rc != 0)
     throw UsageError(fmt::format("{}: cannot open the git repository at '{}': {}", flag, path,
                                  last_git_error()));
