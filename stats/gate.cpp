@@ -94,7 +94,7 @@ Tested test_cell(CellComparison& c, size_t index, const stats::CellPool& base,
   c.ci_low = hl.low;
   c.ci_high = hl.high;
   if (!hl.low || !hl.high) {
-    // Too few repetitions for any 95% distribution-free interval (fewer than 5 per side): give the
+    // Too few repetitions for any 95% distribution-free interval (e.g. 3 vs 3, 4 vs 3): give the
     // range of all pairwise ratios, the widest such interval, and say what confidence it has.
     const auto [bmin, bmax] = std::minmax_element(base.tpot.begin(), base.tpot.end());
     const auto [hmin, hmax] = std::minmax_element(head.tpot.begin(), head.tpot.end());
