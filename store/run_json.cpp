@@ -267,7 +267,7 @@ std::vector<Run> runs_from_json(const std::string& text, const std::string& sour
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     throw UsageError(source_name + ": not valid JSON (" + e.what() + ")");
   }
   std::vector<Run> runs;

@@ -160,6 +160,10 @@ void check_version(sqlite3* db, const std::string& path, bool exact) {
 }
 
 void migrate(sqlite3* db, const std::string& path) {
+  // Up to date: take no write lock, so opening never waits for a runner mid-cell.
+  if (sql::query_int(db, "PRAGMA application_id") == kApplicationId &&
+      sql::query_int(db, "PRAGMA user_version") == current_version())
+    return;
   sql::Transaction tx(db);
   // Re-read inside the write lock: another process may have created or migrated it meanwhile.
   const int64_t app_id = sql::query_int(db, "PRAGMA application_id");
@@ -172,7 +176,6 @@ void migrate(sqlite3* db, const std::string& path) {
     throw UsageError("'" + path + "' holds tables but no perfgate schema; left untouched");
   const auto& steps = migrations();
   for (size_t v = static_cast<size_t>(from); v < steps.size(); ++v) sql::exec(db, steps[v]);
-  if (from == current_version() && app_id == kApplicationId) return;  // rolls back: nothing done
   // PRAGMA takes no bound parameters; both values are our own integer constants.
   sql::exec(db, ("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());
   sql::exec(db, ("PRAGMA user_version = " + std::to_string(current_version())).c_str());
