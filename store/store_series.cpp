@@ -77,10 +77,10 @@ std::vector<SeriesSample> Store::series_samples(int64_t series_id, bool with_sam
     while (s.step()) out[index.at(s.int64(0))].metrics[s.text(1)] = s.real(2);
   }
   {
-    sql::Stmt s(
-        db_,
-        "SELECT p.cell_id, p.prefill_ms, p.decode_total_ms FROM repetitions p "
-        "JOIN cells c ON c.id = p.cell_id WHERE c.series_id = ?1 ORDER BY p.cell_id, p.rep");
+    sql::Stmt s(db_,
+                "SELECT p.cell_id, p.prefill_ms, p.decode_total_ms FROM repetitions p "
+                "JOIN cells c ON c.id = p.cell_id WHERE c.series_id = ?1 "
+                "ORDER BY c.run_id, c.id, p.rep");
     s.bind(1, series_id);
     while (s.step()) {
       auto& p = out[index.at(s.int64(0))];
@@ -92,7 +92,8 @@ std::vector<SeriesSample> Store::series_samples(int64_t series_id, bool with_sam
   if (with_samples) {
     sql::Stmt s(db_,
                 "SELECT x.cell_id, x.step, x.value FROM samples x JOIN cells c ON c.id = x.cell_id "
-                "WHERE c.series_id = ?1 ORDER BY x.cell_id, x.rep, x.step");
+                "WHERE c.series_id = ?1 "
+                "ORDER BY c.run_id, c.id, x.rep, x.step");
     s.bind(1, series_id);
     while (s.step()) {
       auto& samples = out[index.at(s.int64(0))].samples;

@@ -108,7 +108,7 @@ int64_t Store::begin_run(const GitInfo& git, const Environment& env,
 }
 
 void Store::add_cell(int64_t run_id, const CellResult& cell) {
-  validate_cell(cell, "run " + std::to_string(run_id) + " cell");
+  validate_cell(cell, "add_cell to run " + std::to_string(run_id) + ": cell");
   sql::Transaction tx(db_);
   sql::Stmt q(db_,
               "SELECT r.finished_at IS NOT NULL, e.comparable, "
