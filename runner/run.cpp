@@ -100,39 +100,48 @@ int perform_run(const SweepConfig& cfg) {
   const Environment env = run_environment(cfg.device);
   Store store(cfg.db);
 
-  ReporterList reporters;
+  ReporterList console;
   if (!cfg.quiet) {
-    reporters.add(std::make_unique<ProgressReporter>(stderr, ::isatty(STDERR_FILENO) == 1));
-    reporters.add(std::make_unique<TableReporter>(stdout));
+    console.add(std::make_unique<ProgressReporter>(stderr, ::isatty(STDERR_FILENO) == 1));
+    console.add(std::make_unique<TableReporter>(stdout));
   }
-  if (!cfg.csv.empty())
-    reporters.add(std::make_unique<ExportFileReporter>(cfg.csv, ExportFormat::csv));
+  ReporterList files;
+  if (!cfg.csv.empty()) files.add(std::make_unique<ExportFileReporter>(cfg.csv, ExportFormat::csv));
   if (!cfg.json.empty())
-    reporters.add(std::make_unique<ExportFileReporter>(cfg.json, ExportFormat::json));
+    files.add(std::make_unique<ExportFileReporter>(cfg.json, ExportFormat::json));
 
   CellRunner runner;
   SweepOutcome outcome;
   {
     StopSignals signals;
-    outcome = run_sweep(cfg, cells, store, runner, git, env, reporters,
+    outcome = run_sweep(cfg, cells, store, runner, git, env, console,
                         [] { return g_stop_requested != 0; });
   }
   const std::optional<Run> run = store.load_run(outcome.run_id);
   if (!run) throw RuntimeFailure(fmt::format("run {} is missing from {}", outcome.run_id, cfg.db));
-  reporters.sweep_finished(*run);
+  console.sweep_finished(*run);
   warn_about_failed_cells(*run);
   fmt::print("Stored run {} in {} ({}, {} of {} cells)\n", run->id, cfg.db, to_string(run->status),
              outcome.attempted, outcome.total);
   if (!cfg.quiet) fmt::print("View: perfgate serve --db {}  ->  http://127.0.0.1:8080/\n", cfg.db);
   std::fflush(stdout);
 
+  // What follows only copies the stored run elsewhere; a failure says that the run is safe.
+  auto copy_step = [&](auto&& step) {
+    try {
+      step();
+    } catch (const std::exception& e) {
+      throw RuntimeFailure(fmt::format("{} (run {} is stored in {})", e.what(), run->id, cfg.db));
+    }
+  };
+  copy_step([&] { files.sweep_finished(*run); });
   if (outcome.interrupted) {
     fmt::print(stderr, "perfgate: interrupted: run {} stored as incomplete{}\n", run->id,
                target ? "; not submitted" : "");
     return kExitRuntime;
   }
   if (target) {
-    submit_run_json(*target, token, runs_to_json({*run}, true));
+    copy_step([&] { submit_run_json(*target, token, runs_to_json({*run}, true)); });
     fmt::print("Submitted run {} to {}{}\n", run->id, target->scheme_host_port, target->path);
   }
   return kExitOk;
