@@ -17,13 +17,22 @@ std::optional<double> metric(const CellResult& c, const std::string& name) {
   return it->second;
 }
 
-// Peak memory is the allocator's peak on CUDA and the growth of peak RSS on CPU; whichever the
-// cell has.
+// Peak memory is the allocator's peak on CUDA and the growth of peak RSS on CPU: two different
+// things, so the column says which one it shows.
 std::optional<double> peak_memory(const CellResult& c) {
   if (auto v = metric(c, "peak_alloc_bytes")) return v;
-  for (const auto& [name, value] : c.metrics)
-    if (name.starts_with("peak_") && name.ends_with("_bytes") && std::isfinite(value)) return value;
-  return std::nullopt;
+  return metric(c, "peak_rss_growth_bytes");
+}
+
+std::string peak_memory_header(const Run& run) {
+  bool alloc = false, rss = false;
+  for (const auto& c : run.cells) {
+    alloc |= c.metrics.count("peak_alloc_bytes") > 0;
+    rss |= c.metrics.count("peak_rss_growth_bytes") > 0;
+  }
+  if (alloc && !rss) return "peak_alloc";
+  if (rss && !alloc) return "peak_rss_growth";
+  return "peak_mem";
 }
 
 // Four significant digits without exponent: 0.01234, 1.234, 123.4, 12345.
@@ -50,9 +59,9 @@ std::string format_cell_table(const Run& run) {
   std::vector<Column> cols = {{"model", false}, {"dtype", false}, {"B", true},
                               {"P", true},      {"kv", false},    {"attn", false}};
   if (any_graphs) cols.push_back({"graphs", false});
-  for (const char* h : {"status", "prefill_ms", "tpot_ms", "itl_p50_ms", "itl_p99_ms",
-                        "decode_tok/s", "total_tok/s", "peak_mem", "cv"})
-    cols.push_back({h, std::string(h) != "status"});
+  for (const std::string h : {"status", "prefill_ms", "tpot_ms", "itl_p50_ms", "itl_p99_ms",
+                              "decode_tok/s", "total_tok/s", "peak_mem", "cv"})
+    cols.push_back({h == "peak_mem" ? peak_memory_header(run) : h, h != "status"});
 
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : run.cells) {

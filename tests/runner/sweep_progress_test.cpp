@@ -131,7 +131,7 @@ TEST(Table, AlignedColumnsAndDashesForMissingNumbers) {
   ASSERT_EQ(lines.size(), 3u);
   for (const char* h :
        {"model", "dtype", "B", "P", "kv", "attn", "status", "prefill_ms", "tpot_ms", "itl_p50_ms",
-        "itl_p99_ms", "decode_tok/s", "total_tok/s", "peak_mem", "cv"})
+        "itl_p99_ms", "decode_tok/s", "total_tok/s", "peak_alloc", "cv"})
     EXPECT_NE(lines[0].find(h), std::string::npos) << h;
   EXPECT_EQ(lines[0].find("graphs"), std::string::npos);  // only when a cell used them
   EXPECT_NE(lines[1].find("0.1235"), std::string::npos);
