@@ -18,9 +18,10 @@ if [ "$REUSED" = true ]; then
   pg_log "copied $PERFGATE_DB (with the stored base runs) to $db"
 fi
 pg_state_set GATE_DB "$db"
+[ -n "$BASE_BIN" ] || [ "$REUSED" = true ] || pg_log "no base build: benchmarking the head only"
 
 for ((round = 1; round <= PERFGATE_ROUNDS; round++)); do
-  if [ "$REUSED" != true ]; then
+  if [ "$REUSED" != true ] && [ -n "$BASE_BIN" ]; then
     pg_log "round $round/$PERFGATE_ROUNDS: base ${BASE_SHA:0:12}"
     pg_bench "$BASE_BIN" "$BASE_SRC" "$db"
   fi

@@ -18,6 +18,7 @@ csv="$art/perfgate-runs.csv"
 rm -f "$md" "$json" "$csv"
 
 notes=()
+if [ -n "$BASE_NOTE" ]; then notes+=(--note "$BASE_NOTE"); fi
 if [ "$REUSED" = true ]; then
   notes+=(--note "Baseline reused: the merge-base ${BASE_SHA:0:12} was not benchmarked in this job; its runs come from the runner's persistent store ($PERFGATE_DB), PERFGATE_REUSE_BASE=true.")
 fi

@@ -33,7 +33,16 @@ if pg_bool "$PERFGATE_REUSE_BASE"; then
     pg_log "PERFGATE_REUSE_BASE=true but $PERFGATE_DB holds no run of $base_sha: benchmarking it"
   fi
 fi
-if [ "$reused" = false ]; then base_bin=$(pg_build "$base_src" "$PERFGATE_WORK/build-base"); fi
+base_note=""
+if [ "$reused" = false ]; then
+  # A merge-base that cannot be built (typically: the PR that adopts perfgate, whose base has no
+  # build for it) leaves the gate without a baseline: inconclusive, said so, not a broken job.
+  if ! base_bin=$(pg_build "$base_src" "$PERFGATE_WORK/build-base"); then
+    base_bin=""
+    base_note="The merge-base ${base_sha:0:12} could not be built, so only the head was benchmarked."
+    echo "::warning title=perfgate::$base_note"
+  fi
+fi
 
 pg_state_set REPO "$repo"
 pg_state_set HEAD_SHA "$head_sha"
@@ -43,6 +52,7 @@ pg_state_set BASE_SRC "$base_src"
 pg_state_set HEAD_BIN "$head_bin"
 pg_state_set BASE_BIN "$base_bin"
 pg_state_set REUSED "$reused"
+pg_state_set BASE_NOTE "$base_note"
 
 pg_output head-sha "$head_sha"
 pg_output base-sha "$base_sha"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lints what GitHub Actions runs: yamllint on the workflows and the composite action, every
-# script they call exists and is executable, every local action exists, and the scripts parse
-# (bash -n) and pass shellcheck. Run from anywhere; exits non-zero on the first class of problem.
+# script they call exists and is executable, every local action exists, the scripts parse
+# (bash -n) and pass shellcheck, and the Dockerfile's build-context sources exist. Run from anywhere; exits non-zero on the first class of problem.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -41,6 +41,15 @@ for f in "${yaml_files[@]}"; do
       fail "$f uses $action, which has no action.yml"
   done < <(grep -oE 'uses:\s*\./[A-Za-z0-9_./-]+' "$f" | sed -E 's#uses:\s*##' | sort -u || true)
 done
+
+# The Dockerfile cannot be built here (no Docker engine): at least every file it copies from the
+# build context must exist, and it must install through scripts/setup.sh like the README.
+while read -r src; do
+  [ -e "$src" ] || fail "Dockerfile copies $src, which does not exist"
+done < <(grep -E '^COPY ' Dockerfile | grep -v -- '--from=' | awk '{for (i = 2; i < NF; i++) print $i}')
+grep -q 'scripts/setup.sh' Dockerfile || fail "Dockerfile does not install through scripts/setup.sh"
+grep -q '^ENTRYPOINT \["perfgate"\]' Dockerfile || fail "Dockerfile's entrypoint is not perfgate"
+grep -q '^USER ' Dockerfile || fail "Dockerfile runs as root"
 
 for s in ci/scripts/*.sh; do
   bash -n "$s" || fail "$s does not parse"
