@@ -44,7 +44,7 @@ std::string fmt_ci(const CellComparison& c) {
 
 std::string fmt_p(const std::optional<double>& v) {
   if (!usable(v)) return "-";
-  if (*v >= 0.001) return fmt::format("{:.4f}", *v);
+  if (*v >= 0.0001) return fmt::format("{:.4f}", *v);
   return fmt::format("{:.1e}", *v);
 }
 
