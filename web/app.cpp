@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include "common/errors.h"
+
 namespace pg::web {
 
 namespace {
@@ -11,41 +13,46 @@ std::atomic<uint64_t> next_app_serial{1};
 struct ThreadConnection {
   uint64_t app_serial = 0;
   std::unique_ptr<Store> store;
-  int64_t data_version = -1;
 };
 thread_local ThreadConnection tl_conn;
 
-int64_t data_version(Store& s) {
-  sqlite3_stmt* st = nullptr;
-  int64_t v = -1;
-  if (sqlite3_prepare_v2(s.handle(), "PRAGMA data_version", -1, &st, nullptr) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
-}
-
 }  // namespace
 
-App::App(ServeOptions opt) : opt_(std::move(opt)), serial_(next_app_serial.fetch_add(1)) {}
+App::App(ServeOptions opt) : opt_(std::move(opt)), serial_(next_app_serial.fetch_add(1)) {
+  // Read-write without CREATE: a read-only connection cannot open a WAL database whose -shm file
+  // does not exist yet; this one still never writes.
+  if (sqlite3_open_v2(opt_.db_path.c_str(), &watcher_, SQLITE_OPEN_READWRITE, nullptr) !=
+          SQLITE_OK ||
+      sqlite3_prepare_v2(watcher_, "PRAGMA data_version", -1, &data_version_, nullptr) !=
+          SQLITE_OK) {
+    const std::string why = watcher_ ? sqlite3_errmsg(watcher_) : "out of memory";
+    sqlite3_close(watcher_);
+    throw RuntimeFailure("--db " + opt_.db_path + ": cannot open: " + why);
+  }
+}
+
+App::~App() {
+  sqlite3_finalize(data_version_);
+  sqlite3_close(watcher_);
+}
 
 Store& App::store() {
   if (tl_conn.app_serial != serial_ || !tl_conn.store) {
     tl_conn.store.reset();
     tl_conn.store = std::make_unique<Store>(opt_.db_path);
     tl_conn.app_serial = serial_;
-    tl_conn.data_version = data_version(*tl_conn.store);
-    // A connection opened now may see commits no other thread has noticed yet.
-    generation_.fetch_add(1);
   }
   return *tl_conn.store;
 }
 
 uint64_t App::generation() {
-  Store& s = store();
-  const int64_t v = data_version(s);
-  if (v != tl_conn.data_version) {
-    tl_conn.data_version = v;
+  std::lock_guard lk(watch_mutex_);
+  int64_t v = -1;
+  if (sqlite3_step(data_version_) == SQLITE_ROW) v = sqlite3_column_int64(data_version_, 0);
+  sqlite3_reset(data_version_);
+  // -1 (the query failed, e.g. the file is gone): never trust the caches.
+  if (v != last_data_version_ || v < 0) {
+    last_data_version_ = v;
     generation_.fetch_add(1);
   }
   return generation_.load();

@@ -221,7 +221,10 @@ std::shared_ptr<const CommitCatalog> commit_catalog(App& app, uint64_t gen) {
   return app.catalog_cache().get("all", gen, [&] {
     auto c = std::make_shared<CommitCatalog>();
     std::map<std::string, size_t> idx;
+    std::set<std::string> devices;
     for (const Run& r : app.store().list_runs({false, false})) {
+      if (auto d = r.env.find("device"); d != r.env.end() && !d->second.empty())
+        devices.insert(d->second);
       if (!r.git.commit || r.git.commit->empty()) continue;
       const std::string& sha = *r.git.commit;
       auto it = idx.find(sha);
@@ -237,6 +240,7 @@ std::shared_ptr<const CommitCatalog> commit_catalog(App& app, uint64_t gen) {
         c->branch_heads[*r.git.branch] = sha;
       }
     }
+    c->devices.assign(devices.begin(), devices.end());
     std::stable_sort(c->commits.begin(), c->commits.end(),
                      [](const CommitEntry& a, const CommitEntry& b) {
                        const int64_t ta = time_key(a.time), tb = time_key(b.time);
@@ -300,17 +304,30 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
 
   const std::string base_sha = resolve_stored(app, base, "base", gen);
   const std::string head_sha = resolve_stored(app, head, "head", gen);
+  const std::optional<std::string> device = query_param(req, "device");
   std::ostringstream key;
   key << base << '\n'
       << head << '\n'
       << base_sha << head_sha << '\n'
-      << opt.alpha << '/' << opt.min_effect << '/' << opt.correction;
+      << opt.alpha << '/' << opt.min_effect << '/' << opt.correction << '\n'
+      << device.value_or("");
   return app.compare_cache().get(key.str(), gen, [&] {
     auto v = std::make_shared<CompareView>();
     Store& s = app.store();
     std::vector<Run> base_runs = s.runs_for_commit(base_sha);
     std::vector<Run> head_runs = s.runs_for_commit(head_sha);
     v->info = ReportInfo{base, head, "database", "database", {}};
+    if (device) {
+      auto other_device = [&](const Run& r) {
+        auto it = r.env.find("device");
+        return it == r.env.end() || it->second != *device;
+      };
+      std::erase_if(base_runs, other_device);
+      std::erase_if(head_runs, other_device);
+      if (head_runs.empty())
+        throw HttpError(404, "head: no stored run of " + head_sha + " on device '" + *device + "'");
+      v->info.notes.push_back("runs filtered to device '" + *device + "'");
+    }
     // The notes `perfgate compare` adds, so that both JSON documents are the same.
     auto dirty_note = [&](const std::vector<Run>& runs, const char* side) {
       long dirty =

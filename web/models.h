@@ -60,6 +60,7 @@ struct CommitEntry {
 struct CommitCatalog {
   std::vector<CommitEntry> commits;                 // newest first
   std::map<std::string, std::string> branch_heads;  // branch -> commit of its latest stored run
+  std::vector<std::string> devices;                 // environment device names seen
 };
 std::shared_ptr<const CommitCatalog> commit_catalog(App& app, uint64_t gen);
 
@@ -69,7 +70,8 @@ struct CompareView {
   std::shared_ptr<const CachedBody> json;  // byte for byte `perfgate compare --format json`
 };
 // base/head as a client spelled them: a stored SHA or unique prefix, or a stored branch name.
-// 400 malformed or ambiguous, 404 unknown.
+// 400 malformed or ambiguous, 404 unknown. ?device=NAME (web only) keeps the runs measured on that
+// device, for commits benchmarked on several machines; without it the JSON is exactly the CLI's.
 std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Request& req,
                                                  const std::string& base, const std::string& head,
                                                  uint64_t gen);

@@ -9,12 +9,19 @@ namespace pg::web {
 namespace {
 
 std::string compare_form(const CommitCatalog& catalog, const std::string& base,
-                         const std::string& head) {
+                         const std::string& head, const std::string& device) {
   std::string h = "<form class=\"filters card\" method=\"get\" action=\"/compare\">";
   h += "<label>base<input type=\"text\" name=\"base\" list=\"revs\" required value=\"" +
        html_escape(base) + "\" placeholder=\"SHA, prefix or branch\"></label>";
   h += "<label>head<input type=\"text\" name=\"head\" list=\"revs\" required value=\"" +
        html_escape(head) + "\" placeholder=\"SHA, prefix or branch\"></label>";
+  if (catalog.devices.size() > 1 || !device.empty()) {
+    h += "<label>device<select name=\"device\"><option value=\"\">all runs</option>";
+    for (const auto& d : catalog.devices)
+      h += "<option value=\"" + html_escape(d) + "\"" + (d == device ? " selected" : "") + ">" +
+           html_escape(d) + "</option>";
+    h += "</select></label>";
+  }
   h += "<button type=\"submit\">Compare</button></form><datalist id=\"revs\">";
   for (const auto& [branch, sha] : catalog.branch_heads)
     h += "<option value=\"" + html_escape(branch) + "\" label=\"branch → " +
@@ -38,10 +45,11 @@ std::string num_cell(const std::optional<double>& v, const std::string& text) {
 }  // namespace
 
 std::string render_compare_form(const CommitCatalog& catalog, const std::string& base,
-                                const std::string& head, const std::string& error) {
+                                const std::string& head, const std::string& device,
+                                const std::string& error) {
   std::string h = "<h1>Compare two revisions</h1>";
   if (!error.empty()) h += "<div class=\"card error-box\">" + html_escape(error) + "</div>";
-  h += compare_form(catalog, base, head);
+  h += compare_form(catalog, base, head, device);
   h += "<p class=\"muted\">The same gate as <code>perfgate compare</code>: per-cell one-sided "
        "Mann-Whitney U on the tpot_ms repetitions, Hodges-Lehmann interval, Holm correction.</p>";
   if (catalog.commits.size() >= 2) {
@@ -55,12 +63,13 @@ std::string render_compare_form(const CommitCatalog& catalog, const std::string&
   return render_frame(f, h);
 }
 
-std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog) {
+std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog,
+                                const std::string& device) {
   const GateResult& r = v.result;
   std::string h = "<h1>Compare <span class=\"mono\">" + html_escape(r.base.substr(0, 10)) +
                   "</span> → <span class=\"mono\">" + html_escape(r.head.substr(0, 10)) +
                   "</span></h1>";
-  h += compare_form(catalog, v.info.base_spelled, v.info.head_spelled);
+  h += compare_form(catalog, v.info.base_spelled, v.info.head_spelled, device);
   const std::string verdict = to_string(r.verdict);
   std::map<std::string, int> counts;
   for (const auto& c : r.cells) ++counts[to_string(c.verdict)];

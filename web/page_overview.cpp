@@ -1,3 +1,5 @@
+#include <cstdio>
+
 #include "web/html.h"
 #include "web/json_util.h"
 #include "web/pages.h"
@@ -25,6 +27,26 @@ std::string filter_select(const OverviewModel& m, const char* name, const char* 
   return h + "</select></label>";
 }
 
+// The most recent flagged change point: how much, where, how long ago. Answers "when did this
+// change" without opening the chart.
+std::string last_change(const SeriesView& v) {
+  const SeriesChange* last = nullptr;
+  for (const auto& c : v.changes)
+    if (c.flagged) last = &c;
+  if (!last) return "<span class=\"muted\">none</span>";
+  const SeriesPoint& p = v.points[last->index];
+  const size_t ago = v.points.size() - 1 - last->index;
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%+.1f%%", 100.0 * last->relative);
+  return "<span class=\"change " + last->direction + "\">" + pct +
+         "</span> at <a class=\"mono\" href=\"/runs/" + std::to_string(p.run_ids.back()) + "\">" +
+         html_escape(p.commit.empty() ? "(no commit)" : p.commit.substr(0, 7)) +
+         "</a> <span class=\"muted\">" +
+         (ago == 0 ? std::string("latest")
+                   : std::to_string(ago) + " commit" + (ago == 1 ? "" : "s") + " ago") +
+         "</span>";
+}
+
 std::optional<std::string> str(const std::optional<int>& v) {
   return v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt;
 }
@@ -50,12 +72,13 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
   if (m.groups.empty())
     h += "<div class=\"card\">No series match. Store runs with <code>perfgate run</code>, or "
          "POST them to <code>/api/v1/runs</code>.</div>";
+  h += "<div class=\"groups\">";
   for (const auto& g : m.groups) {
     h += "<section class=\"group card\"><h2>" + html_escape(g.model) + " <span class=\"muted\">" +
          html_escape(g.device) +
          "</span></h2><div class=\"scroll\"><table><thead><tr>"
          "<th><span class=\"hide-narrow\">overlay</span></th><th>cell</th>"
-         "<th class=\"num\">latest tpot</th><th>trend</th><th>status</th>"
+         "<th class=\"num\">latest tpot</th><th>trend</th><th>status</th><th>last change</th>"
          "<th class=\"hide-narrow\">latest commit</th><th class=\"hide-narrow\">environment</th>"
          "</tr></thead><tbody>";
     for (const auto& v : g.series) {
@@ -74,6 +97,7 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
            sparkline_svg(*v) + "</a></td>";
       h += "<td><span class=\"badge " + html_escape(v->status) + "\">" + html_escape(v->status) +
            "</span></td>";
+      h += "<td>" + last_change(*v) + "</td>";
       if (v->points.empty()) {
         h += "<td class=\"hide-narrow\"></td>";
       } else {
@@ -87,6 +111,7 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
     }
     h += "</tbody></table></div></section>";
   }
+  h += "</div>";
   if (!m.groups.empty())
     h += "<p><button type=\"submit\" form=\"overlay\">Overlay selected series</button></p>";
   PageFrame f{"Overview",

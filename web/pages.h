@@ -22,8 +22,10 @@ std::string render_error_page(int status, const std::string& reason);
 std::string render_overview_page(const OverviewModel& m, const std::string& query);
 std::string render_trend_page(const TrendModel& m);
 std::string render_compare_form(const CommitCatalog& catalog, const std::string& base,
-                                const std::string& head, const std::string& error);
-std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog);
+                                const std::string& head, const std::string& device,
+                                const std::string& error);
+std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog,
+                                const std::string& device);
 std::string render_run_page(const Run& run, const std::vector<int64_t>& series_ids);
 std::string render_runs_page(const std::vector<Run>& runs);
 

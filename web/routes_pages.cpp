@@ -18,13 +18,10 @@ std::shared_ptr<const CachedBody> html_body(App& app, const std::string& key, ui
       key, gen, [&] { return std::make_shared<const CachedBody>(make(), kHtmlType); });
 }
 
-void send_page(const Req& req, Res& res, const CachedBody& body) {
-  res.set_header("Content-Security-Policy", kPageCsp);
-  send_cached(req, res, body);
-}
+// Every response carries kPageCsp (server.cpp's default headers).
+void send_page(const Req& req, Res& res, const CachedBody& body) { send_cached(req, res, body); }
 
 void send_page(const Req& req, Res& res, int status, std::string html) {
-  res.set_header("Content-Security-Policy", kPageCsp);
   send_text(req, res, status, std::move(html), kHtmlType);
 }
 
@@ -83,19 +80,20 @@ void register_page_routes(httplib::Server& http, App& app) {
              auto head = query_param(req, "head");
              const uint64_t gen = app.generation();
              auto catalog = commit_catalog(app, gen);
+             const std::string device = query_param(req, "device").value_or("");
              if (!base && !head) {
-               send_page(req, res, 200, render_compare_form(*catalog, "", "", ""));
+               send_page(req, res, 200, render_compare_form(*catalog, "", "", device, ""));
                return;
              }
              try {
                if (!base || !head) throw HttpError(400, "give both a base and a head revision");
                auto v = build_compare(app, req, *base, *head, gen);
-               send_page(req, res, 200, render_compare_page(*v, *catalog));
+               send_page(req, res, 200, render_compare_page(*v, *catalog, device));
              } catch (const HttpError& e) {
                // The form again, filled in, with the reason: a typo is one edit away from fixed.
-               send_page(
-                   req, res, e.status,
-                   render_compare_form(*catalog, base.value_or(""), head.value_or(""), e.what()));
+               send_page(req, res, e.status,
+                         render_compare_form(*catalog, base.value_or(""), head.value_or(""), device,
+                                             e.what()));
              }
            }));
 }

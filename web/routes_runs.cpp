@@ -70,7 +70,6 @@ void register_run_routes(httplib::Server& http, App& app) {
                return std::make_shared<const CachedBody>(
                    render_runs_page(app.store().list_runs({false, false})), kHtmlType);
              });
-             res.set_header("Content-Security-Policy", kPageCsp);
              send_cached(req, res, *body);
            }));
 
@@ -82,7 +81,6 @@ void register_run_routes(httplib::Server& http, App& app) {
              std::vector<int64_t> series;
              for (const auto& c : run->cells)
                series.push_back(s.find_series(c.key, run->env).value_or(0));
-             res.set_header("Content-Security-Policy", kPageCsp);
              send_text(req, res, 200, render_run_page(*run, series), kHtmlType);
            }));
 

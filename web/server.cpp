@@ -128,13 +128,15 @@ Server::Server(ServeOptions opt) {
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_payload_max_length(impl_->opt.max_body_bytes);
   http.set_keep_alive_max_count(10000);
-  http.set_keep_alive_timeout(5);
+  // Short: an idle keep-alive connection holds a worker thread, and shutdown waits for it.
+  http.set_keep_alive_timeout(2);
   http.set_read_timeout(10);
   http.set_write_timeout(10);
   http.set_tcp_nodelay(true);
   http.set_default_headers({{"X-Content-Type-Options", "nosniff"},
                             {"Referrer-Policy", "same-origin"},
-                            {"X-Frame-Options", "DENY"}});
+                            {"X-Frame-Options", "DENY"},
+                            {"Content-Security-Policy", kPageCsp}});
   http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
     tl_request_start = std::chrono::steady_clock::now();
     tl_request_timed = true;

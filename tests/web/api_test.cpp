@@ -165,6 +165,15 @@ TEST_F(Api, CompareFindsTheRegressionAndNamesRevisions) {
   EXPECT_EQ(quoted["head"], shas_[13]);
 }
 
+TEST_F(Api, CompareCanKeepTheRunsOfOneDevice) {
+  // Both "abcd" commits were measured on Seed GPU 5 only.
+  auto j = get_json("/api/v1/compare?base=" + prefix_a_ + "&head=" + prefix_b_ +
+                    "&device=Seed%20GPU%205");
+  EXPECT_EQ(j["notes"][0], "runs filtered to device 'Seed GPU 5'");
+  get_json("/api/v1/compare?base=" + prefix_a_ + "&head=" + prefix_b_ + "&device=Seed%20GPU%200",
+           404);
+}
+
 TEST_F(Api, CompareJsonIsTheCliJson) {
   std::string out;
   const int rc = run_command({perfgate_bin(), "compare", "--db", db_, "--base", shas_[7], "--head",
@@ -223,7 +232,7 @@ TEST_F(Api, RawHostileTargetsNeverReachTheFileSystemOrA500) {
     EXPECT_EQ(r.head.find("Set-Cookie"), std::string::npos) << t;
   }
   // A request line httplib cannot parse is a 400, and the server keeps serving.
-  EXPECT_EQ(raw_request(port, "BOGUS\r\n\r\n").status, 400);
+  EXPECT_EQ(raw_request(port, "BOGUS\r\n\r\n", true).status, 400);
   EXPECT_EQ(raw_get(port, "/healthz").status, 200);
 }
 

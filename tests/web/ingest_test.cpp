@@ -37,8 +37,8 @@ class Ingest : public ::testing::Test {
     EXPECT_TRUE(r) << httplib::to_string(r.error());
     return r;
   }
-  static std::string doc(const std::vector<Run>& runs) { return runs_to_json(runs, true); }
-  static Run new_run(int commit) {
+  static std::string doc(const std::vector<pg::Run>& runs) { return runs_to_json(runs, true); }
+  static pg::Run new_run(int commit) {
     SeedSpec spec = standard_spec();
     spec.first_commit = 1000;
     return make_run(spec, commit, 0, 0);
@@ -71,7 +71,7 @@ TEST_F(Ingest, StoresANewRunAnd201ThenTheSameRunIsNotDuplicated) {
   auto got = c->Get("/api/v1/runs/" + std::to_string(id));
   auto back = runs_from_json(got->body, "response");
   ASSERT_EQ(back.size(), 1u);
-  const Run sent = new_run(1);
+  const pg::Run sent = new_run(1);
   EXPECT_EQ(back[0].git.commit, sent.git.commit);
   EXPECT_EQ(back[0].git.subject, sent.git.subject);
   ASSERT_EQ(back[0].cells.size(), sent.cells.size());
@@ -101,7 +101,7 @@ TEST_F(Ingest, NewDataIsVisibleInSeriesRightAway) {
 TEST_F(Ingest, MissingOrWrongTokenIs401AndStoresNothing) {
   const int64_t before = stored_runs();
   const std::string body = doc({new_run(3)});
-  for (const std::string auth :
+  for (const std::string& auth :
        {std::string(), std::string("Bearer"), std::string("Bearer "),
         std::string("Bearer wrong-token-0123456789abcd"), std::string("Basic ") + kToken,
         std::string("Bearer ") + kToken + "x",
@@ -157,7 +157,7 @@ TEST_F(Ingest, ABatchWithOneBadRunStoresNothing) {
 TEST_F(Ingest, OversizedBodyIs413AndStoresNothing) {
   start(kToken, 64 * 1024);
   const int64_t before = stored_runs();
-  std::vector<Run> many;
+  std::vector<pg::Run> many;
   for (int i = 0; i < 40; ++i) many.push_back(new_run(i));
   const std::string body = doc(many);
   ASSERT_GT(body.size(), 64u * 1024);

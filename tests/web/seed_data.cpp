@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <random>
 
 namespace pg::webtest {
@@ -96,7 +97,10 @@ Run make_run(const SeedSpec& spec, int commit, int env, int repeat) {
         cell.status = CellStatus::ok;
         double tpot =
             (0.6 + 0.05 * b + 0.001 * p) * (1.0 + 0.1 * env) * (model == "tiny" ? 1.0 : 3.0);
-        if (spec.step_at >= 0 && commit >= spec.step_at) tpot *= spec.step_factor;
+        const bool stepped_model =
+            spec.step_models.empty() || std::find(spec.step_models.begin(), spec.step_models.end(),
+                                                  model) != spec.step_models.end();
+        if (spec.step_at >= 0 && commit >= spec.step_at && stepped_model) tpot *= spec.step_factor;
         const double prefill = 0.5 + 0.004 * b * p;
         std::vector<double> rep_tpot, all_steps;
         for (int r = 0; r < spec.reps; ++r) {

@@ -19,9 +19,10 @@ struct SeedSpec {
   std::vector<int> seq_lens = {16};
   int gen_tokens = 8;
   int reps = 5;
-  int step_at = -1;          // commit index from which tpot is slower
-  double step_factor = 1.3;  // ... by this factor
-  bool hostile = false;      // a <script> subject, a branch with quotes
+  int step_at = -1;                      // commit index from which tpot is slower
+  double step_factor = 1.3;              // ... by this factor
+  std::vector<std::string> step_models;  // models the step applies to (empty: all)
+  bool hostile = false;                  // a <script> subject, a branch with quotes
   uint64_t seed = 1;
   int first_commit = 0;  // offsets commit numbering (distinct documents for ingest)
 };

@@ -39,14 +39,17 @@ TEST_F(ServeCli, ServesLogsOneLinePerRequestAndStopsCleanlyOnSigterm) {
   auto r = c.Get("/healthz");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(r->body)["runs"], 6) << r->body;
   EXPECT_EQ(c.Get("/api/v1/runs/nope")->status, 400);
-  ASSERT_TRUE(wait_for([&] {
-    return p.stderr_text().find("GET /api/v1/runs/nope 400") != std::string::npos;
+  // Each line is written once its response is out, so the two may land in either order.
+  EXPECT_TRUE(wait_for([&] {
+    const std::string log = p.stderr_text();
+    return log.find("GET /api/v1/runs/nope 400") != std::string::npos &&
+           log.find("GET /healthz 200") != std::string::npos;
   })) << p.stderr_text();
-  EXPECT_NE(p.stderr_text().find("GET /healthz 200"), std::string::npos);
   p.signal(SIGTERM);
   EXPECT_EQ(p.wait_exit(), 0) << p.stderr_text();
-  EXPECT_NE(p.stderr_text().find("SIGTERM received"), std::string::npos);
+  EXPECT_NE(p.stderr_text().find("SIGTERM received"), std::string::npos) << p.stderr_text();
 }
 
 TEST_F(ServeCli, StopsCleanlyOnSigintWithAKeepAliveConnectionOpen) {
@@ -148,7 +151,7 @@ TEST_F(ServeCli, ServesWhileAnotherProcessWrites) {
     SeedSpec spec = standard_spec();
     spec.first_commit = 100;
     for (int i = 0; i < 20; ++i) {
-      Run run = make_run(spec, i, 0, 0);
+      pg::Run run = make_run(spec, i, 0, 0);
       const int64_t id = s.begin_run(run.git, run.env, run.config_json);
       for (const auto& cell : run.cells) s.add_cell(id, cell);
       s.finish_run(id, RunStatus::complete);

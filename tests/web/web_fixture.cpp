@@ -5,7 +5,7 @@ namespace pg::webtest {
 TempDir* WebFixture::dir_ = nullptr;
 std::string WebFixture::db_;
 LiveServer* WebFixture::server_ = nullptr;
-std::vector<Run> WebFixture::runs_;
+std::vector<pg::Run> WebFixture::runs_;
 std::vector<std::string> WebFixture::shas_;
 std::string WebFixture::prefix_a_, WebFixture::prefix_b_;
 
@@ -14,14 +14,16 @@ void WebFixture::SetUpTestSuite() {
   db_ = dir_->file("web.db");
   const SeedSpec spec = standard_spec();
   runs_ = make_runs(spec);
-  for (const Run& r : runs_) shas_.push_back(*r.git.commit);
+  for (const pg::Run& r : runs_) shas_.push_back(*r.git.commit);
   // Another environment: two commits whose SHAs share "abcd", and a run outside any repository.
   SeedSpec other = spec;
   other.commits = 1;
   other.hostile = false;
-  Run a = make_run(other, 0, 5, 0), b = make_run(other, 0, 5, 1), nogit = make_run(other, 0, 5, 2);
+  pg::Run a = make_run(other, 0, 5, 0), b = make_run(other, 0, 5, 1),
+          nogit = make_run(other, 0, 5, 2);
   prefix_a_ = "abcd" + commit_sha(100).substr(4);
   prefix_b_ = "abcd" + commit_sha(101).substr(4);
+  for (pg::Run* r : {&a, &b, &nogit}) r->git.branch = "other";
   a.git.commit = prefix_a_;
   b.git.commit = prefix_b_;
   b.git.time = "2024-02-01T00:00:00Z";

@@ -21,7 +21,7 @@ class WebFixture : public ::testing::Test {
   static TempDir* dir_;
   static std::string db_;
   static LiveServer* server_;
-  static std::vector<Run> runs_;            // the standard history, as stored
+  static std::vector<pg::Run> runs_;        // the standard history, as stored
   static std::vector<std::string> shas_;    // its commits, history order
   static std::string prefix_a_, prefix_b_;  // two stored commits sharing a 4-hex prefix
 };

@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   app.add_option("--reps", spec.reps)->capture_default_str();
   app.add_option("--step-at", spec.step_at, "commit index where tpot steps up");
   app.add_option("--step-factor", spec.step_factor)->capture_default_str();
+  app.add_option("--step-models", spec.step_models, "models the step applies to (default all)")
+      ->delimiter(',');
   app.add_flag("--hostile", spec.hostile, "script-tag subjects and a branch with quotes");
   app.add_option("--seed", spec.seed)->capture_default_str();
   app.add_option("--json-dir", json_dir, "write export documents here instead of a database");

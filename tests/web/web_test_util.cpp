@@ -71,7 +71,7 @@ std::unique_ptr<httplib::Client> LiveServer::client() const {
   return c;
 }
 
-RawResponse raw_request(int port, const std::string& request) {
+RawResponse raw_request(int port, const std::string& request, bool head_only) {
   RawResponse r;
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -96,6 +96,7 @@ RawResponse raw_request(int port, const std::string& request) {
     ssize_t n = ::recv(fd, buf, sizeof buf, 0);
     if (n <= 0) break;
     all.append(buf, static_cast<size_t>(n));
+    if (head_only && all.find("\r\n\r\n") != std::string::npos) break;
   }
   ::close(fd);
   const auto sep = all.find("\r\n\r\n");

@@ -54,8 +54,10 @@ struct RawResponse {
   int status = 0;
   std::string head, body;
 };
-// Sends `request` bytes as they are and reads until the server closes.
-RawResponse raw_request(int port, const std::string& request);
+// Sends `request` bytes as they are and reads until the server closes (or, with head_only, until
+// the end of the response head: a server keeps a connection open after a request it could not
+// parse).
+RawResponse raw_request(int port, const std::string& request, bool head_only = false);
 // "GET <target> HTTP/1.1" with Host and Connection: close.
 RawResponse raw_get(int port, const std::string& target);
 
