@@ -5,7 +5,9 @@
 #
 # Usage: bench/web_bench.sh [BUILD_DIR]   (needs the perfgate and web_seed targets built)
 # Env:   RUNS_COMMITS (1000) x RUNS_ENVS (10) runs; REPS (10); GEN_TOKENS (32);
-#        WRK_THREADS (2), WRK_CONNS (16), WRK_SECONDS (10); SERVE_THREADS (16); KEEP=1 keeps $WORK.
+#        WRK_THREADS (2), WRK_CONNS (16), WRK_SECONDS (10); SERVE_THREADS (16);
+#        KEEP=1 keeps the work directory; DB=FILE benchmarks a copy of an existing database instead
+#        of seeding one (the seed takes minutes).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -49,9 +51,14 @@ echo "perfgate: $("$perfgate" --version); wrk: $(wrk --version 2>&1 | head -1 | 
 
 # --- the store: 10,000 runs, bulk-imported through the Store API in one transaction.
 db=$work/bench.db
-"$seed" --db "$db" --commits "$COMMITS" --envs "$ENVS" --batch-sizes 1,4,8,16 --seq-lens 64,256,512 \
-  --gen-tokens "$GEN_TOKENS" --reps "$REPS" --step-at $((COMMITS * 3 / 4)) --step-models tiny \
-  | tee "$work/seed.txt"
+if [ -n "${DB:-}" ]; then
+  cp "$DB" "$db"
+  echo "database: copy of $DB" | tee "$work/seed.txt"
+else
+  "$seed" --db "$db" --commits "$COMMITS" --envs "$ENVS" --batch-sizes 1,4,8,16 --seq-lens 64,256,512 \
+    --gen-tokens "$GEN_TOKENS" --reps "$REPS" --step-at $((COMMITS * 3 / 4)) --step-models tiny \
+    | tee "$work/seed.txt"
+fi
 echo "database: $(du -h "$db" | cut -f1)"
 
 # --- perfgate serve, logging every request to a file as it would in production.
@@ -63,12 +70,10 @@ head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token"
 pids+=($!)
 base=http://127.0.0.1:$port
 wait_http "$base/healthz"
+echo "stored runs: $(curl -sf "$base/healthz" | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"])')"
 
-series_id=$(curl -sf "$base/api/v1/series" | python3 -c 'import json,sys; print(json.load(sys.stdin)["series"][0]["id"])')
-read -r base_sha head_sha < <(curl -sf "$base/api/v1/series/$series_id" |
-  python3 -c 'import json,sys; p=json.load(sys.stdin)["points"]; print(p[-2]["commit"], p[-1]["commit"])')
-
-# Cold: the first request after start (or after new data) computes every series' view.
+# Cold: the first request after start (or after new data) computes what it shows. The overview
+# computes every series' view; the series below is then asked for another metric (not yet computed).
 cold() {  # name path
   local t0 t1
   t0=$(now); curl -sf -o "$work/$1.body" "$base$2"; t1=$(now)
@@ -80,8 +85,12 @@ echo "## first request (cold cache)"
 echo "| what | path | ms | bytes |"
 echo "| --- | --- | ---: | ---: |"
 cold overview "/"
-cold series "/api/v1/series/$series_id"
+series_id=$(curl -sf "$base/api/v1/series" | python3 -c 'import json,sys; print(json.load(sys.stdin)["series"][0]["id"])')
+cold series-prefill "/api/v1/series/$series_id?metric=prefill_ms"
+curl -sf -o "$work/series.body" "$base/api/v1/series/$series_id"
+read -r base_sha head_sha < <(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["points"]; print(p[-2]["commit"], p[-1]["commit"])' "$work/series.body")
 cold compare "/api/v1/compare?base=$base_sha&head=$head_sha"
+echo "(series $series_id: $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["points"]))' "$work/series.body") points, $(stat -c %s "$work/series.body") bytes of JSON)"
 
 # --- nginx serving the same series JSON as a static file: the ceiling.
 mkdir -p "$work/nginx/www" "$work/nginx/tmp"

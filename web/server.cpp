@@ -14,6 +14,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "common/errors.h"
@@ -86,17 +87,21 @@ std::string bind_failure_reason(const std::string& host, int port) {
 }  // namespace
 
 std::string read_token_file(const std::string& path) {
+  // The same reading as the runner's --token-file (runner/submit.h): the whole file, surrounding
+  // whitespace trimmed, one word.
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("--token-file " + path + ": cannot read the file");
-  std::string line;
-  std::getline(in, line);
-  const auto b = line.find_first_not_of(" \t\r\n");
-  const auto e = line.find_last_not_of(" \t\r\n");
-  if (b == std::string::npos)
-    throw UsageError("--token-file " + path + ": the first line is empty");
-  std::string token = line.substr(b, e - b + 1);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  const auto b = text.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) throw UsageError("--token-file " + path + ": the file is empty");
+  const std::string token = text.substr(b, text.find_last_not_of(" \t\r\n") - b + 1);
+  if (token.find_first_of(" \t\r\n") != std::string::npos)
+    throw UsageError("--token-file " + path + ": holds more than one word; expected one token");
   if (token.size() < 16)
-    throw UsageError("--token-file " + path + ": the token is shorter than 16 characters");
+    std::fprintf(stderr, "perfgate serve: warning: the ingest token in %s is only %zu characters\n",
+                 path.c_str(), token.size());
   return token;
 }
 

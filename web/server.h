@@ -16,8 +16,9 @@ struct ServeOptions {
   bool log_requests = true;  // one line per request on stderr
 };
 
-// Reads the first line of a token file (surrounding whitespace trimmed). A missing, unreadable or
-// empty file is a UsageError naming the path: ingest with an empty token would accept anyone.
+// Reads a token file: its content without surrounding whitespace, one word (as the runner's
+// --token-file). A missing, unreadable, empty or multi-word file is a UsageError naming the path:
+// ingest with an empty token would accept anyone.
 std::string read_token_file(const std::string& path);
 
 class Server {
