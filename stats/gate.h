@@ -11,10 +11,10 @@
 namespace pg {
 
 struct GateOptions {
-  double alpha = 0.01;       // family-wise (holm) or FDR (bh) level after correction
-  double min_effect = 0.05;  // relative change a verdict needs, besides significance
+  double alpha = 0.01;              // family-wise (holm) or FDR (bh) level after correction
+  double min_effect = 0.05;         // relative change a verdict needs, besides significance
   std::string correction = "holm";  // "holm" | "bh"
-  uint64_t seed = 0;         // bootstrap seed: same data, same interval
+  uint64_t seed = 0;                // bootstrap seed: same data, same interval
   int bootstrap_iters = 2000;
   bool allow_missing_baseline = false;
 };

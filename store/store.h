@@ -23,13 +23,16 @@ struct SeriesInfo {
 // One stored cell of one run, as a point of a series (several runs of one commit give several).
 struct SeriesSample {
   int64_t run_id = 0;
-  std::string commit;     // empty outside a repository
+  std::string commit;  // empty outside a repository
   std::string subject;
   std::string commit_time;
   std::string started_at;
   CellStatus status = CellStatus::ok;
   std::map<std::string, double> metrics;
-  CellSamples samples;
+  CellSamples samples;  // only with_samples
+  // Per repetition, filled even without samples (cheap: read from a derived table):
+  std::vector<double> rep_prefill_ms;
+  std::vector<double> rep_tpot_ms;  // decode time of the repetition / (gen_tokens - 1)
 };
 
 struct RunFilter {

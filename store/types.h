@@ -12,15 +12,15 @@ namespace pg {
 
 // One point of the sweep. Two cells are "the same cell" exactly when their keys are equal.
 struct CellKey {
-  std::string model;      // "tiny", "gpt2", "cs336-small", "file:/path/x.safetensors"
-  std::string dtype;      // "fp32" | "fp16" | "bf16"
+  std::string model;  // "tiny", "gpt2", "cs336-small", "file:/path/x.safetensors"
+  std::string dtype;  // "fp32" | "fp16" | "bf16"
   int batch_size = 1;
-  int seq_len = 1;        // prompt length
+  int seq_len = 1;  // prompt length
   int gen_tokens = 32;
   bool kv_cache = true;
   std::string attention;  // "sdpa" | "math"
   bool cuda_graphs = false;
-  std::string device;     // "cpu" | "cuda" | "cuda:N"
+  std::string device;  // "cpu" | "cuda" | "cuda:N"
 
   auto operator<=>(const CellKey&) const = default;
   bool operator==(const CellKey&) const = default;
@@ -36,14 +36,14 @@ RunStatus run_status_from_string(const std::string&);    // throws UsageError
 
 // Raw samples, kept exactly as measured (milliseconds).
 struct CellSamples {
-  std::vector<double> prefill_ms;               // one per repetition
-  std::vector<std::vector<double>> decode_ms;   // one list per repetition, one entry per step
+  std::vector<double> prefill_ms;              // one per repetition
+  std::vector<std::vector<double>> decode_ms;  // one list per repetition, one entry per step
 };
 
 struct CellResult {
   CellKey key;
   CellStatus status = CellStatus::ok;
-  std::optional<std::string> reason;   // why oom / invalid / error
+  std::optional<std::string> reason;      // why oom / invalid / error
   std::map<std::string, double> metrics;  // SPEC metric name -> value; absent = not applicable
   CellSamples samples;
 };
@@ -51,11 +51,11 @@ struct CellResult {
 // Git state of the code that was measured. Outside a repository, or before the first commit,
 // commit/branch/subject/time are nullopt and `state` says why.
 struct GitInfo {
-  std::string state = "ok";  // "ok" | "not-a-repository" | "no-commit"
-  std::optional<std::string> commit;   // 40 hex
-  std::optional<std::string> branch;   // branch name, or "detached"
+  std::string state = "ok";           // "ok" | "not-a-repository" | "no-commit"
+  std::optional<std::string> commit;  // 40 hex
+  std::optional<std::string> branch;  // branch name, or "detached"
   std::optional<std::string> subject;
-  std::optional<std::string> time;     // commit time, ISO 8601 UTC
+  std::optional<std::string> time;  // commit time, ISO 8601 UTC
   bool dirty = false;
   std::string repo_path;
 };

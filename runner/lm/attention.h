@@ -1,0 +1,23 @@
+// Causal self-attention over [B, H, T, Dh] queries and [B, H, S, Dh] keys/values, where the
+// queries are the last T of the S positions (S == T for a prompt, T == 1 for a decode step).
+#pragma once
+#include <ATen/ATen.h>
+
+#include <string>
+
+namespace pg::lm {
+
+enum class AttentionKind { math, sdpa };
+
+AttentionKind parse_attention(const std::string& name);  // throws UsageError
+bool sdpa_available();                                   // LibTorch 2.x
+
+// The additive mask (0 or -inf, in the activations' dtype) a T x S attention needs, or an
+// undefined tensor when none is needed: one query over the whole prefix, or (for sdpa) the
+// plain causal square, which its is_causal flag covers without materialising a mask.
+at::Tensor causal_mask(int64_t T, int64_t S, AttentionKind kind, const at::TensorOptions& opts);
+
+at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                  const at::Tensor& mask, AttentionKind kind);
+
+}  // namespace pg::lm

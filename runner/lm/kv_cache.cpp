@@ -1,0 +1,30 @@
+#include "runner/lm/kv_cache.h"
+
+#include "common/errors.h"
+
+namespace pg::lm {
+
+KVCache::KVCache(int64_t n_layer, int64_t batch, int64_t n_head, int64_t max_len, int64_t head_dim,
+                 const at::TensorOptions& options)
+    : buffer_(at::zeros({n_layer, 2, batch, n_head, max_len, head_dim}, options)),
+      max_len_(max_len) {
+  for (int64_t l = 0; l < n_layer; ++l) {
+    k_.push_back(buffer_[l][0]);
+    v_.push_back(buffer_[l][1]);
+  }
+}
+
+std::pair<at::Tensor, at::Tensor> KVCache::update(int64_t layer, int64_t pos, const at::Tensor& k,
+                                                  const at::Tensor& v) {
+  const int64_t T = k.size(2);
+  if (pos + T > max_len_)
+    throw RuntimeFailure("KV cache overflow: position " + std::to_string(pos + T) +
+                         " past its length " + std::to_string(max_len_));
+  const auto& kc = k_[layer];
+  const auto& vc = v_[layer];
+  kc.narrow(2, pos, T).copy_(k);
+  vc.narrow(2, pos, T).copy_(v);
+  return {kc.narrow(2, 0, pos + T), vc.narrow(2, 0, pos + T)};
+}
+
+}  // namespace pg::lm

@@ -1,0 +1,29 @@
+// A static KV cache: one preallocated [B, H, max_len, Dh] buffer per layer for keys and values,
+// written in place at the token's position, so that a decode step never allocates or reshapes
+// (what a captured CUDA graph will need).
+#pragma once
+#include <ATen/ATen.h>
+
+#include <utility>
+#include <vector>
+
+namespace pg::lm {
+
+class KVCache {
+ public:
+  KVCache(int64_t n_layer, int64_t batch, int64_t n_head, int64_t max_len, int64_t head_dim,
+          const at::TensorOptions& options);
+
+  // Writes k, v [B, H, T, Dh] at positions [pos, pos + T) of `layer` and returns views of the
+  // filled prefix [0, pos + T), which attention reads.
+  std::pair<at::Tensor, at::Tensor> update(int64_t layer, int64_t pos, const at::Tensor& k,
+                                           const at::Tensor& v);
+  int64_t max_len() const { return max_len_; }
+
+ private:
+  at::Tensor buffer_;              // [n_layer, 2, B, H, max_len, Dh], one allocation
+  std::vector<at::Tensor> k_, v_;  // per-layer views into buffer_
+  int64_t max_len_;
+};
+
+}  // namespace pg::lm

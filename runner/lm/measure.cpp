@@ -1,0 +1,182 @@
+#include "runner/lm/measure.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/InferenceMode.h>
+#include <sys/resource.h>
+#include <torch/version.h>
+
+#include <algorithm>
+
+#include "common/errors.h"
+#include "runner/lm/checkpoint_load.h"
+#include "runner/lm/cuda_support.h"
+#include "runner/lm/device_info.h"
+#include "runner/lm/generate.h"
+#include "runner/lm/gpu_table.h"
+#include "runner/lm/measure_testing.h"
+#include "runner/lm/metrics.h"
+#include "runner/lm/model_spec.h"
+
+namespace pg {
+
+namespace lm::testing {
+namespace {
+Hooks& hooks() {
+  static Hooks h;
+  return h;
+}
+}  // namespace
+void set_hooks(Hooks h) { hooks() = std::move(h); }
+}  // namespace lm::testing
+
+namespace {
+
+using namespace lm;
+
+int64_t max_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+// LibTorch's CPU allocator reports failure as a plain c10::Error.
+bool is_allocation_failure(const c10::Error& e) {
+  const std::string what = e.what_without_backtrace();
+  return what.find("can't allocate memory") != std::string::npos ||
+         what.find("not enough memory") != std::string::npos;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+struct CellRunner::Impl {
+  std::string loaded_key;
+  std::optional<Model> model;
+
+  const Model& ensure_model(const CellKey& key, const at::Device& device, int64_t seed) {
+    const std::string want =
+        key.model + "|" + key.dtype + "|" + device.str() + "|" + std::to_string(seed);
+    if (model && loaded_key == want) return *model;
+    model.reset();  // free the old weights before allocating the new ones
+    cuda_empty_cache();
+    const auto dtype = parse_dtype(key.dtype);
+    if (is_file_model(key.model))
+      model = load_gpt2_checkpoint(file_model_path(key.model), dtype, device);
+    else
+      model = random_model(resolve_model(key.model), dtype, device, seed);
+    loaded_key = want;
+    return *model;
+  }
+
+  void measure(const CellKey& key, const MeasureOptions& opt, CellResult& r) {
+    c10::InferenceMode inference;
+    const auto device = parse_device(key.device);
+    c10::DeviceGuard device_guard(device);
+    if (device.is_cpu()) use_cpu_threads();
+    const Model& m = ensure_model(key, device, opt.seed);
+    const int64_t B = key.batch_size, P = key.seq_len, G = key.gen_tokens;
+
+    int64_t rss_before = 0;
+    if (device.is_cuda())
+      cuda_reset_peak_allocated(device.index());
+    else
+      rss_before = max_rss_bytes();
+
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(opt.seed));
+    const auto prompt =
+        at::randint(m.cfg.vocab, {B, P}, gen, at::TensorOptions().dtype(at::kLong)).to(device);
+    std::optional<KVCache> cache;
+    if (key.kv_cache)
+      cache.emplace(m.cfg.n_layer, B, m.cfg.n_head, P + G, m.cfg.head_dim(), m.options());
+    auto clock = make_step_clock(device, static_cast<size_t>(G) + 1);
+    const GenerateOptions g{key.gen_tokens, parse_attention(key.attention),
+                            cache ? &*cache : nullptr, clock.get(), false};
+
+    for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+      if (lm::testing::hooks().before_rep) lm::testing::hooks().before_rep(rep);
+      generate(m, prompt, g);
+      auto intervals = clock->intervals_ms();  // the repetition's only wait for the device
+      if (rep < opt.warmup) continue;
+      r.samples.prefill_ms.push_back(intervals.at(0));
+      r.samples.decode_ms.emplace_back(intervals.begin() + 1, intervals.end());
+    }
+    if (lm::testing::hooks().after_samples) lm::testing::hooks().after_samples(r.samples);
+
+    if (auto why = sanity_failure(r.samples, opt.reps, key.gen_tokens)) {
+      r.status = CellStatus::invalid;
+      r.reason = *why;
+      return;
+    }
+    const auto peaks = device.is_cuda() ? peaks_for(device_name(device), key.dtype,
+                                                    opt.peak_bw_gbps, opt.peak_tflops)
+                                        : PeakFigures{opt.peak_bw_gbps, opt.peak_tflops};
+    r.metrics = derive_metrics(key, r.samples, cell_cost(m.cfg, key), peaks);
+    if (device.is_cuda())
+      r.metrics["peak_alloc_bytes"] = static_cast<double>(cuda_peak_allocated(device.index()));
+    else
+      r.metrics["peak_rss_growth_bytes"] =
+          static_cast<double>(std::max<int64_t>(0, max_rss_bytes() - rss_before));
+  }
+};
+
+CellRunner::CellRunner() : impl_(std::make_unique<Impl>()) {}
+CellRunner::~CellRunner() = default;
+
+CellResult CellRunner::run(const CellKey& key, const MeasureOptions& opt) {
+  check_cell_supported(key);
+  if (opt.reps < 1) throw UsageError("--reps must be at least 1");
+  if (opt.warmup < 0) throw UsageError("--warmup must not be negative");
+  CellResult r;
+  r.key = key;
+  auto fail = [&](CellStatus status, const std::string& reason) {
+    r.status = status;
+    r.reason = reason;
+    r.metrics.clear();
+    r.samples = {};
+  };
+  try {
+    impl_->measure(key, opt, r);
+  } catch (const c10::OutOfMemoryError& e) {
+    fail(CellStatus::oom, first_line(e.what_without_backtrace()));
+    cuda_empty_cache();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    if (is_allocation_failure(e)) {
+      fail(CellStatus::oom, first_line(e.what_without_backtrace()));
+    } else {
+      fail(CellStatus::error, first_line(e.what_without_backtrace()));
+    }
+    cuda_empty_cache();
+  } catch (const std::exception& e) {
+    fail(CellStatus::error, e.what());
+  }
+  return r;
+}
+
+void check_cell_supported(const CellKey& key) {
+  const auto cfg = resolve_model(key.model);
+  parse_dtype(key.dtype);
+  const auto attention = parse_attention(key.attention);
+  if (attention == AttentionKind::sdpa && !sdpa_available())
+    throw UsageError("--attention sdpa: LibTorch " TORCH_VERSION
+                     " has no scaled_dot_product_attention (it came with 2.0); use math");
+  if (key.cuda_graphs) throw UsageError("--cuda-graphs on is not implemented yet");
+  if (key.batch_size < 1)
+    throw UsageError("--batch-sizes: " + std::to_string(key.batch_size) + " is not positive");
+  if (key.seq_len < 1)
+    throw UsageError("--seq-lens: " + std::to_string(key.seq_len) + " is not positive");
+  if (key.gen_tokens < 1)
+    throw UsageError("--gen-tokens: " + std::to_string(key.gen_tokens) + " is not positive");
+  if (int64_t{key.seq_len} + key.gen_tokens > cfg.context)
+    throw UsageError("--seq-lens " + std::to_string(key.seq_len) + " plus --gen-tokens " +
+                     std::to_string(key.gen_tokens) + " exceeds the context of model '" +
+                     key.model + "' (" + std::to_string(cfg.context) + " tokens)");
+  const auto device = parse_device(key.device);
+  if (device.is_cpu()) cpu_threads();  // a malformed PERFGATE_CPU_THREADS fails here, early
+  check_dtype_runs(device, key.dtype, attention);
+}
+
+}  // namespace pg

@@ -1,0 +1,99 @@
+#include "runner/lm/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+namespace pg::lm {
+namespace {
+
+std::string fmt_ms(double v) {
+  std::ostringstream o;
+  o << v << " ms";
+  return o.str();
+}
+
+double sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
+
+}  // namespace
+
+std::optional<std::string> sanity_failure(const CellSamples& s, int reps, int gen_tokens) {
+  const auto steps = static_cast<size_t>(std::max(gen_tokens - 1, 0));
+  if (s.prefill_ms.size() != static_cast<size_t>(reps) ||
+      s.decode_ms.size() != static_cast<size_t>(reps))
+    return "expected " + std::to_string(reps) + " repetitions, got " +
+           std::to_string(s.prefill_ms.size()) + " prefill and " +
+           std::to_string(s.decode_ms.size()) + " decode samples";
+  for (size_t r = 0; r < s.prefill_ms.size(); ++r) {
+    const double p = s.prefill_ms[r];
+    if (!std::isfinite(p) || p <= 0 || p > kMaxStepMs)
+      return "prefill of repetition " + std::to_string(r + 1) + " took " + fmt_ms(p);
+    if (s.decode_ms[r].size() != steps)
+      return "repetition " + std::to_string(r + 1) + " has " +
+             std::to_string(s.decode_ms[r].size()) + " decode steps, expected " +
+             std::to_string(steps);
+    for (size_t i = 0; i < s.decode_ms[r].size(); ++i) {
+      const double d = s.decode_ms[r][i];
+      if (!std::isfinite(d) || d < kMinStepMs || d > kMaxStepMs)
+        return "decode step " + std::to_string(i + 1) + " of repetition " + std::to_string(r + 1) +
+               " took " + fmt_ms(d) + " (limits: 1 microsecond to 60 s)";
+    }
+  }
+  return std::nullopt;
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double rank = q / 100.0 * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(rank));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (rank - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+double median(std::vector<double> v) { return percentile(std::move(v), 50.0); }
+
+std::map<std::string, double> derive_metrics(const CellKey& key, const CellSamples& s,
+                                             const CellCost& cost, const PeakFigures& peak) {
+  std::map<std::string, double> m;
+  const double B = key.batch_size, P = key.seq_len, G = key.gen_tokens;
+  const double steps = G - 1;
+  m["weight_bytes"] = cost.weight_bytes;
+  m["kv_bytes"] = cost.kv_bytes;
+  if (s.prefill_ms.empty()) return m;
+
+  const double prefill = median(s.prefill_ms);
+  m["prefill_ms"] = prefill;
+  if (peak.tflops) m["prefill_mfu"] = cost.prefill_flops / (prefill / 1e3) / (*peak.tflops * 1e12);
+
+  std::vector<double> total_tok_s;
+  for (size_t r = 0; r < s.prefill_ms.size(); ++r)
+    total_tok_s.push_back(B * (P + G) / ((s.prefill_ms[r] + sum(s.decode_ms[r])) / 1e3));
+  m["total_tok_s"] = median(total_tok_s);
+  if (steps < 1) return m;  // one generated token: prefill only, nothing to decode
+
+  std::vector<double> tpot, decode_tok_s, all_steps;
+  for (const auto& rep : s.decode_ms) {
+    tpot.push_back(sum(rep) / steps);
+    decode_tok_s.push_back(B * steps / (sum(rep) / 1e3));
+    all_steps.insert(all_steps.end(), rep.begin(), rep.end());
+  }
+  const double tpot_ms = median(tpot);
+  m["tpot_ms"] = tpot_ms;
+  m["itl_p50_ms"] = percentile(all_steps, 50);
+  m["itl_p99_ms"] = percentile(all_steps, 99);
+  m["decode_tok_s"] = median(decode_tok_s);
+  // Sample standard deviation over repetitions (n - 1); one repetition has no spread.
+  if (tpot.size() >= 2) {
+    const double mean = sum(tpot) / static_cast<double>(tpot.size());
+    double ss = 0;
+    for (double t : tpot) ss += (t - mean) * (t - mean);
+    m["cv"] = std::sqrt(ss / static_cast<double>(tpot.size() - 1)) / mean;
+  }
+  const double bw_gbps = (cost.weight_bytes + cost.kv_read_bytes_per_step) / (tpot_ms / 1e3) / 1e9;
+  m["achieved_bw_gbps"] = bw_gbps;
+  if (peak.bw_gbps) m["mbu"] = bw_gbps / *peak.bw_gbps;
+  return m;
+}
+
+}  // namespace pg::lm

@@ -1,0 +1,118 @@
+#include "runner/lm/model.h"
+
+#include <ATen/Context.h>
+#include <torch/version.h>
+
+#include "common/errors.h"
+
+namespace pg::lm {
+namespace {
+
+at::Tensor norm(const Model& m, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  const int64_t d = m.cfg.d_model;
+  if (m.cfg.family == Family::gpt2) return at::layer_norm(x, {d}, w, b, m.cfg.norm_eps);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::rms_norm(x, {d}, w, m.cfg.norm_eps);
+#else
+  auto xf = x.to(at::kFloat);
+  return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + m.cfg.norm_eps)).to(x.scalar_type()) * w;
+#endif
+}
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  return b.defined() ? at::linear(x, w, b) : at::linear(x, w);
+}
+
+at::Tensor mlp(const Model& m, const LayerWeights& w, const at::Tensor& x) {
+  if (m.cfg.family == Family::gpt2)
+    return linear(at::gelu(linear(x, w.fc_w, w.fc_b), "tanh"), w.fc2_w, w.fc2_b);
+  auto gate_up = linear(x, w.fc_w, w.fc_b).chunk(2, -1);
+  return linear(at::silu(gate_up[0]) * gate_up[1], w.fc2_w, w.fc2_b);
+}
+
+}  // namespace
+
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  auto pairs = x.unflatten(-1, {-1, 2});
+  auto x0 = pairs.select(-1, 0), x1 = pairs.select(-1, 1);
+  return at::stack({x0 * cos - x1 * sin, x0 * sin + x1 * cos}, -1).flatten(-2);
+}
+
+Model random_model(const ModelConfig& cfg, at::ScalarType dtype, const at::Device& device,
+                   int64_t seed) {
+  at::manual_seed(static_cast<uint64_t>(seed));
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+  const auto opts = f32.dtype(dtype);
+  const bool gpt2 = cfg.family == Family::gpt2;
+  auto normal = [&](std::vector<int64_t> shape) {
+    return at::randn(shape, f32).mul_(0.02).to(dtype);
+  };
+  auto ones = [&](int64_t n) { return at::ones({n}, opts); };
+  auto bias = [&](int64_t n) { return gpt2 ? at::zeros({n}, opts) : at::Tensor(); };
+  const int64_t d = cfg.d_model, ff = cfg.d_ff;
+  const int64_t fc_out = gpt2 ? ff : 2 * ff;
+
+  Model m;
+  m.cfg = cfg;
+  m.wte = normal({cfg.vocab, d});
+  if (gpt2) m.wpe = normal({cfg.context, d});
+  m.lnf_w = ones(d);
+  m.lnf_b = bias(d);
+  if (!gpt2) m.lm_head = normal({cfg.vocab, d});
+  for (int64_t i = 0; i < cfg.n_layer; ++i) {
+    m.layers.push_back({ones(d), bias(d), normal({3 * d, d}), bias(3 * d), normal({d, d}), bias(d),
+                        ones(d), bias(d), normal({fc_out, d}), bias(fc_out), normal({d, ff}),
+                        bias(d)});
+  }
+  init_rope(m);
+  return m;
+}
+
+void init_rope(Model& m) {
+  if (m.cfg.family != Family::cs336) return;
+  const int64_t half = m.cfg.head_dim() / 2;
+  auto f64 = at::TensorOptions().dtype(at::kDouble);
+  auto inv_freq = at::pow(m.cfg.rope_theta, at::arange(0, half, f64) * (-2.0 / (2 * half)));
+  auto angles = at::outer(at::arange(m.cfg.context, f64), inv_freq);  // [context, Dh / 2]
+  m.rope_cos = angles.cos().to(m.options());
+  m.rope_sin = angles.sin().to(m.options());
+}
+
+at::Tensor forward(const Model& m, const at::Tensor& tokens, int64_t pos, KVCache* cache,
+                   AttentionKind attention, bool last_only) {
+  const auto& cfg = m.cfg;
+  const int64_t B = tokens.size(0), T = tokens.size(1), D = cfg.d_model, H = cfg.n_head;
+  if (!cache && pos != 0) throw RuntimeFailure("forward without a KV cache must start at 0");
+  if (pos + T > cfg.context)
+    throw RuntimeFailure("sequence of " + std::to_string(pos + T) + " tokens exceeds context " +
+                         std::to_string(cfg.context));
+  const bool gpt2 = cfg.family == Family::gpt2;
+  auto x = at::embedding(m.wte, tokens);
+  if (gpt2) x = x + m.wpe.narrow(0, pos, T);
+  at::Tensor cos, sin;
+  if (!gpt2) {
+    cos = m.rope_cos.narrow(0, pos, T);
+    sin = m.rope_sin.narrow(0, pos, T);
+  }
+  const auto mask = causal_mask(T, pos + T, attention, m.options());
+
+  for (size_t l = 0; l < m.layers.size(); ++l) {
+    const auto& w = m.layers[l];
+    auto qkv = linear(norm(m, x, w.ln1_w, w.ln1_b), w.qkv_w, w.qkv_b)
+                   .view({B, T, 3, H, D / H})
+                   .permute({2, 0, 3, 1, 4});  // [3, B, H, T, Dh]
+    auto q = qkv[0], k = qkv[1], v = qkv[2];
+    if (!gpt2) {
+      q = apply_rope(q, cos, sin);
+      k = apply_rope(k, cos, sin);
+    }
+    if (cache) std::tie(k, v) = cache->update(static_cast<int64_t>(l), pos, k, v);
+    auto y = attend(q, k, v, mask, attention).transpose(1, 2).reshape({B, T, D});
+    x = x + linear(y, w.proj_w, w.proj_b);
+    x = x + mlp(m, w, norm(m, x, w.ln2_w, w.ln2_b));
+  }
+  if (last_only) x = x.narrow(1, T - 1, 1);
+  return at::linear(norm(m, x, m.lnf_w, m.lnf_b), m.head());
+}
+
+}  // namespace pg::lm

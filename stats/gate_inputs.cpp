@@ -1,0 +1,95 @@
+#include "stats/gate_inputs.h"
+
+#include <cmath>
+#include <numeric>
+#include <set>
+
+namespace pg::stats {
+namespace {
+
+// store/types.cpp has to_string(CellStatus), but it lives in pg_store (SQLite); stats must not
+// link it.
+const char* status_name(CellStatus s) {
+  switch (s) {
+    case CellStatus::ok:
+      return "ok";
+    case CellStatus::oom:
+      return "oom";
+    case CellStatus::invalid:
+      return "invalid";
+    case CellStatus::error:
+      return "error";
+  }
+  return "error";
+}
+
+bool usable(double v) { return std::isfinite(v) && v > 0.0; }
+
+std::string quoted_set(const std::set<std::string>& values) {
+  std::string out;
+  for (const std::string& v : values) {
+    if (!out.empty()) out += ", ";
+    out += "'" + v + "'";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> repetition_tpot(const CellResult& cell) {
+  std::vector<double> out;
+  if (!cell.samples.decode_ms.empty()) {
+    for (const std::vector<double>& steps : cell.samples.decode_ms) {
+      if (steps.empty()) continue;
+      const double denom = cell.key.gen_tokens > 1 ? static_cast<double>(cell.key.gen_tokens - 1)
+                                                   : static_cast<double>(steps.size());
+      const double t = std::accumulate(steps.begin(), steps.end(), 0.0) / denom;
+      if (usable(t)) out.push_back(t);
+    }
+    return out;
+  }
+  auto it = cell.metrics.find("tpot_ms");
+  if (it != cell.metrics.end() && usable(it->second)) out.push_back(it->second);
+  return out;
+}
+
+std::map<CellKey, CellPool> pool_cells(const std::vector<Run>& runs) {
+  std::map<CellKey, CellPool> pools;
+  for (const Run& run : runs) {
+    for (const CellResult& cell : run.cells) {
+      CellPool& pool = pools[cell.key];
+      if (cell.status != CellStatus::ok) {
+        pool.failed.push_back(std::string(status_name(cell.status)) +
+                              (cell.reason ? " (" + *cell.reason + ")" : ""));
+        continue;
+      }
+      const std::vector<double> t = repetition_tpot(cell);
+      if (t.empty()) continue;
+      pool.tpot.insert(pool.tpot.end(), t.begin(), t.end());
+      ++pool.runs;
+    }
+  }
+  return pools;
+}
+
+std::string environment_difference(const std::vector<Run>& base, const std::vector<Run>& head) {
+  std::string out;
+  for (const std::string& field : comparable_env_fields()) {
+    auto values = [&](const std::vector<Run>& runs) {
+      std::set<std::string> s;
+      for (const Run& r : runs) {
+        auto it = r.env.find(field);
+        s.insert(it == r.env.end() ? std::string() : it->second);
+      }
+      return s;
+    };
+    const std::set<std::string> b = values(base), h = values(head);
+    // Runs pooled on one side must agree among themselves too: pooling two GPUs is no baseline.
+    if (b == h && b.size() <= 1) continue;
+    if (!out.empty()) out += "; ";
+    out += field + ": base " + quoted_set(b) + " vs head " + quoted_set(h);
+  }
+  return out;
+}
+
+}  // namespace pg::stats

@@ -1,0 +1,40 @@
+// The calibration experiments of docs/STATISTICS.md, each a count over simulated gates.
+#pragma once
+#include <cstdint>
+
+#include "stats/sim/scenario.h"
+
+namespace pg::sim {
+
+struct Tally {
+  int gates = 0;
+  int regression = 0;        // gate verdict regression (exit 1)
+  int inconclusive = 0;      // gate verdict inconclusive (exit 3)
+  int ci_rule = 0;           // would be regression if the effect rule were ci_low >= 1 + min_effect
+  int unslowed_flagged = 0;  // gates that flagged a cell whose true change is zero
+  double rate() const { return gates ? double(regression) / gates : 0.0; }
+  double ci_rule_rate() const { return gates ? double(ci_rule) / gates : 0.0; }
+};
+
+// `gates` independent gates; gate i uses seed derive_seed(seed, i), so two scenarios that differ
+// only in the slowdown see the same noise (common random numbers).
+Tally run_gates(const Scenario& s, const GateOptions& opt, int gates, uint64_t seed);
+
+// Smallest slowdown detected in >= target of the gates, by bisection over [0, 1] with common
+// random numbers (detection is then monotone in the slowdown). Returns > 1 if even 100% is not.
+double smallest_detected(Scenario s, const GateOptions& opt, int gates, uint64_t seed,
+                         double target = 0.95);
+
+struct Coverage {
+  double hl = 0.0, bootstrap = 0.0;              // fraction of intervals holding the true ratio
+  double hl_width = 0.0, bootstrap_width = 0.0;  // mean (high - low)
+  double point_outside_hl = 0.0;  // median(head)/median(base) outside the HL interval
+  int trials = 0;
+};
+
+// 95% intervals for head/base from `reps` vs `reps` log-normal repetitions whose true ratio is
+// `ratio` (a scale shift, so median ratio and Hodges-Lehmann ratio are both exactly `ratio`).
+Coverage interval_coverage(double cv, int reps, double ratio, int trials, int bootstrap_iters,
+                           uint64_t seed);
+
+}  // namespace pg::sim

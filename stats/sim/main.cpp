@@ -1,0 +1,179 @@
+// perfgate-sim: calibrates the merge gate by simulation (docs/STATISTICS.md "Calibration").
+// Prints markdown tables; with --check exits 1 when the simulation shows a bound of issue 3
+// violated beyond Monte Carlo error.
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "stats/sim/experiments.h"
+
+namespace {
+
+std::string pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * v);
+  return buf;
+}
+
+std::string effect(double v) {
+  if (v > 1.0) return "> 100%";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * v);
+  return buf;
+}
+
+// Wilson score interval of a binomial proportion k/n at normal quantile z (99%: 2.576).
+std::pair<double, double> wilson(int k, int n, double z = 2.576) {
+  const double p = double(k) / n, z2 = z * z;
+  const double center = (p + z2 / (2 * n)) / (1 + z2 / n);
+  const double half = z / (1 + z2 / n) * std::sqrt(p * (1 - p) / n + z2 / (4.0 * n * n));
+  return {center - half, center + half};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"perfgate-sim: A/A false alarms and detection power of perfgate's merge gate"};
+  int gates = 20000, bisect_gates = 1000, coverage_trials = 2000, reps = 10;
+  uint64_t seed = 1;
+  bool quick = false, check = false;
+  app.add_option("--gates", gates, "simulated gates per table entry")->check(CLI::PositiveNumber);
+  app.add_option("--bisect-gates", bisect_gates, "gates per step of the smallest-slowdown search")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--coverage-trials", coverage_trials, "samples for interval coverage")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--reps", reps, "repetitions per side")->check(CLI::Range(2, 1000));
+  app.add_option("--seed", seed, "seed of every simulated gate");
+  app.add_flag("--quick", quick, "the first two tables only (for ctest)");
+  app.add_flag("--check", check,
+               "exit 1 if the 99% Wilson interval puts A/A false alarms above 1% or the "
+               "detection of a 10% slowdown at CV 3% below 95%");
+  CLI11_PARSE(app, argc, argv);
+
+  const std::vector<double> cvs = {0.01, 0.03, 0.10};
+  pg::GateOptions holm;  // the defaults: alpha 0.01, min_effect 0.05, holm
+  holm.bootstrap_iters = 0;
+  pg::GateOptions bh = holm;
+  bh.correction = "bh";
+
+  std::map<std::tuple<double, double, bool, std::string>, pg::sim::Tally> memo;
+  auto tally = [&](double cv, double slowdown, bool all, const pg::GateOptions& o) {
+    auto key = std::make_tuple(cv, slowdown, all, o.correction);
+    auto it = memo.find(key);
+    if (it == memo.end())
+      it = memo.emplace(key, pg::sim::run_gates({cv, reps, slowdown, all, 0.0}, o, gates, seed))
+               .first;
+    return it->second;
+  };
+
+  std::printf(
+      "perfgate-sim: %d cells, %d repetitions per side, log-normal noise, seed %llu, "
+      "%d gates per entry; alpha %.2g, min_effect %.2g, %s\n\n",
+      pg::sim::kCells, reps, static_cast<unsigned long long>(seed), gates, holm.alpha,
+      holm.min_effect, holm.correction.c_str());
+  std::printf(
+      "| CV | A/A false alarms (99%% interval) | 5%% one cell | 5%% all cells | "
+      "10%% one cell | 10%% all cells |%s\n",
+      quick ? "" : " smallest slowdown detected in >= 95% (one cell / all cells) |");
+  std::printf("|---|---|---|---|---|---|%s\n", quick ? "" : "---|");
+  bool ok = true;
+  for (double cv : cvs) {
+    const auto aa = tally(cv, 0, false, holm);
+    const auto [aa_lo, aa_hi] = wilson(aa.regression, aa.gates);
+    std::string smallest;
+    if (!quick) {
+      const double one =
+          pg::sim::smallest_detected({cv, reps, 0, false, 0.0}, holm, bisect_gates, seed);
+      const double all =
+          pg::sim::smallest_detected({cv, reps, 0, true, 0.0}, holm, bisect_gates, seed);
+      smallest = " " + effect(one) + " / " + effect(all) + " |";
+    }
+    std::printf("| %.0f%% | %s (%d/%d; %s-%s) | %s | %s | %s | %s |%s\n", cv * 100,
+                pct(aa.rate()).c_str(), aa.regression, aa.gates, pct(aa_lo).c_str(),
+                pct(aa_hi).c_str(), pct(tally(cv, 0.05, false, holm).rate()).c_str(),
+                pct(tally(cv, 0.05, true, holm).rate()).c_str(),
+                pct(tally(cv, 0.10, false, holm).rate()).c_str(),
+                pct(tally(cv, 0.10, true, holm).rate()).c_str(), smallest.c_str());
+    if (aa.inconclusive > 0) {
+      std::fprintf(stderr, "CHECK FAILED: %d A/A gates inconclusive at CV %.0f%%\n",
+                   aa.inconclusive, cv * 100);
+      ok = false;
+    }
+    if (aa_lo > 0.01) {
+      std::fprintf(stderr, "CHECK FAILED: A/A false alarms %s > 1%% at CV %.0f%%\n",
+                   pct(aa.rate()).c_str(), cv * 100);
+      ok = false;
+    }
+    for (bool all : {false, true}) {
+      const auto t = tally(cv, 0.10, all, holm);
+      if (cv == 0.03 && wilson(t.regression, t.gates).second < 0.95) {
+        std::fprintf(stderr, "CHECK FAILED: 10%% slowdown (%s) at CV 3%% detected in %s\n",
+                     all ? "all cells" : "one cell", pct(t.rate()).c_str());
+        ok = false;
+      }
+    }
+  }
+
+  std::printf(
+      "\nEffect rule: the gate's point estimate (ratio >= 1 + min_effect) against the "
+      "interval (ci_low >= 1 + min_effect), same gates:\n\n");
+  std::printf(
+      "| CV | A/A, point | A/A, interval | 10%% one cell, point | 10%% one cell, interval | "
+      "10%% all cells, point | 10%% all cells, interval |\n|---|---|---|---|---|---|---|\n");
+  for (double cv : cvs) {
+    const auto aa = tally(cv, 0, false, holm), one = tally(cv, 0.10, false, holm),
+               all = tally(cv, 0.10, true, holm);
+    std::printf("| %.0f%% | %s | %s | %s | %s | %s | %s |\n", cv * 100, pct(aa.rate()).c_str(),
+                pct(aa.ci_rule_rate()).c_str(), pct(one.rate()).c_str(),
+                pct(one.ci_rule_rate()).c_str(), pct(all.rate()).c_str(),
+                pct(all.ci_rule_rate()).c_str());
+  }
+
+  if (!quick) {
+    std::printf("\nCorrection: Holm (default) against Benjamini-Hochberg, same gates:\n\n");
+    std::printf(
+        "| CV | A/A holm | A/A bh | 5%% all cells holm | 5%% all cells bh | 10%% one cell "
+        "holm | 10%% one cell bh |\n|---|---|---|---|---|---|---|\n");
+    for (double cv : cvs) {
+      std::printf("| %.0f%% | %s | %s | %s | %s | %s | %s |\n", cv * 100,
+                  pct(tally(cv, 0, false, holm).rate()).c_str(),
+                  pct(tally(cv, 0, false, bh).rate()).c_str(),
+                  pct(tally(cv, 0.05, true, holm).rate()).c_str(),
+                  pct(tally(cv, 0.05, true, bh).rate()).c_str(),
+                  pct(tally(cv, 0.10, false, holm).rate()).c_str(),
+                  pct(tally(cv, 0.10, false, bh).rate()).c_str());
+    }
+
+    std::printf(
+        "\nA/A with run-to-run drift (every cell of a run scaled by one log-normal "
+        "factor of this sd), CV 3%%:\n\n| drift sd | false alarms | false alarms with "
+        "--min-effect 0.10 |\n|---|---|---|\n");
+    pg::GateOptions wide = holm;
+    wide.min_effect = 0.10;
+    for (double drift : {0.005, 0.01, 0.02, 0.03}) {
+      const pg::sim::Scenario s{0.03, reps, 0.0, false, drift};
+      std::printf("| %.1f%% | %s | %s |\n", drift * 100,
+                  pct(pg::sim::run_gates(s, holm, gates, seed).rate()).c_str(),
+                  pct(pg::sim::run_gates(s, wide, gates, seed).rate()).c_str());
+    }
+
+    std::printf(
+        "\nCoverage of 95%% intervals for head/base, %d vs %d repetitions, %d samples, "
+        "true ratio 1.10:\n\n| CV | Hodges-Lehmann (Bauer), the gate's | mean width | "
+        "bootstrap ratio of medians | mean width | ratio of medians outside the HL "
+        "interval |\n|---|---|---|---|---|---|\n",
+        reps, reps, coverage_trials);
+    for (double cv : cvs) {
+      const auto c = pg::sim::interval_coverage(cv, reps, 1.10, coverage_trials, 2000, seed);
+      std::printf("| %.0f%% | %s | %.4f | %s | %.4f | %s |\n", cv * 100, pct(c.hl).c_str(),
+                  c.hl_width, pct(c.bootstrap).c_str(), c.bootstrap_width,
+                  pct(c.point_outside_hl).c_str());
+    }
+  }
+  if (check) std::printf("\ncheck: %s\n", ok ? "passed" : "FAILED");
+  return check && !ok ? 1 : 0;
+}

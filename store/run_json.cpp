@@ -1,0 +1,285 @@
+#include "store/run_json.h"
+
+#include <climits>
+#include <cmath>
+
+#include "common/errors.h"
+#include "store/validate.h"
+
+namespace pg {
+namespace {
+
+using nlohmann::json;
+
+// Replaces every byte that does not start a well-formed UTF-8 sequence with U+FFFD.
+std::string valid_utf8(const std::string& s) {
+  auto seq_len = [&](size_t i) -> size_t {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t min = 0;
+    if (c < 0x80) return 1;
+    if ((c & 0xE0) == 0xC0)
+      n = 2, min = 0x80;
+    else if ((c & 0xF0) == 0xE0)
+      n = 3, min = 0x800;
+    else if ((c & 0xF8) == 0xF0)
+      n = 4, min = 0x10000;
+    else
+      return 0;
+    if (i + n > s.size()) return 0;
+    uint32_t cp = c & (0x7F >> n);
+    for (size_t k = 1; k < n; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return 0;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+  };
+  std::string out;
+  bool repaired = false;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = seq_len(i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      repaired = true;
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return repaired ? out : s;
+}
+
+json opt_str(const std::optional<std::string>& v) { return v ? json(valid_utf8(*v)) : json(); }
+
+json key_to_json(const CellKey& k) {
+  return {{"model", valid_utf8(k.model)},
+          {"dtype", k.dtype},
+          {"batch_size", k.batch_size},
+          {"seq_len", k.seq_len},
+          {"gen_tokens", k.gen_tokens},
+          {"kv_cache", k.kv_cache},
+          {"attention", k.attention},
+          {"cuda_graphs", k.cuda_graphs},
+          {"device", k.device}};
+}
+
+// ---- parsing, with a JSON-pointer path in every message
+
+struct Parser {
+  std::string source;
+
+  [[noreturn]] void bad(const std::string& ptr, const std::string& what) const {
+    throw UsageError(source + ": " + (ptr.empty() ? "/" : ptr) + ": " + what);
+  }
+  const json& object(const json& j, const std::string& ptr) const {
+    if (!j.is_object()) bad(ptr, std::string("expected an object, got ") + j.type_name());
+    return j;
+  }
+  const json& array(const json& j, const std::string& ptr) const {
+    if (!j.is_array()) bad(ptr, std::string("expected an array, got ") + j.type_name());
+    return j;
+  }
+  const json& field(const json& obj, const char* key, const std::string& ptr) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) bad(ptr + "/" + key, "required field is missing");
+    return *it;
+  }
+  const json* optional_field(const json& obj, const char* key) const {
+    auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+  }
+  std::string str(const json& j, const std::string& ptr) const {
+    if (!j.is_string()) bad(ptr, std::string("expected a string, got ") + j.type_name());
+    return j.get<std::string>();
+  }
+  std::optional<std::string> str_or_null(const json* j, const std::string& ptr) const {
+    if (!j || j->is_null()) return std::nullopt;
+    return str(*j, ptr);
+  }
+  bool boolean(const json& j, const std::string& ptr) const {
+    if (!j.is_boolean()) bad(ptr, std::string("expected true or false, got ") + j.type_name());
+    return j.get<bool>();
+  }
+  int integer(const json& j, const std::string& ptr) const {
+    if (!j.is_number_integer()) bad(ptr, std::string("expected an integer, got ") + j.type_name());
+    if (j.is_number_unsigned() ? j.get<uint64_t>() > INT_MAX
+                               : (j.get<int64_t>() > INT_MAX || j.get<int64_t>() < INT_MIN))
+      bad(ptr, "integer out of range");
+    return j.get<int>();
+  }
+  double number(const json& j, const std::string& ptr) const {
+    if (!j.is_number()) bad(ptr, std::string("expected a number, got ") + j.type_name());
+    const double v = j.get<double>();
+    if (!std::isfinite(v)) bad(ptr, "expected a finite number");
+    return v;
+  }
+  std::vector<double> numbers(const json& j, const std::string& ptr) const {
+    array(j, ptr);
+    std::vector<double> out;
+    out.reserve(j.size());
+    for (size_t i = 0; i < j.size(); ++i)
+      out.push_back(number(j[i], ptr + "/" + std::to_string(i)));
+    return out;
+  }
+
+  CellKey key(const json& j, const std::string& ptr) const {
+    object(j, ptr);
+    CellKey k;
+    k.model = str(field(j, "model", ptr), ptr + "/model");
+    k.dtype = str(field(j, "dtype", ptr), ptr + "/dtype");
+    k.batch_size = integer(field(j, "batch_size", ptr), ptr + "/batch_size");
+    k.seq_len = integer(field(j, "seq_len", ptr), ptr + "/seq_len");
+    k.gen_tokens = integer(field(j, "gen_tokens", ptr), ptr + "/gen_tokens");
+    k.kv_cache = boolean(field(j, "kv_cache", ptr), ptr + "/kv_cache");
+    k.attention = str(field(j, "attention", ptr), ptr + "/attention");
+    k.cuda_graphs = boolean(field(j, "cuda_graphs", ptr), ptr + "/cuda_graphs");
+    k.device = str(field(j, "device", ptr), ptr + "/device");
+    return k;
+  }
+
+  CellResult cell(const json& j, const std::string& ptr) const {
+    object(j, ptr);
+    CellResult c;
+    c.key = key(field(j, "key", ptr), ptr + "/key");
+    const std::string status = str(field(j, "status", ptr), ptr + "/status");
+    try {
+      c.status = cell_status_from_string(status);
+    } catch (const UsageError& e) {
+      bad(ptr + "/status", e.what());
+    }
+    c.reason = str_or_null(optional_field(j, "reason"), ptr + "/reason");
+    if (const json* m = optional_field(j, "metrics"); m && !m->is_null()) {
+      object(*m, ptr + "/metrics");
+      for (const auto& [name, value] : m->items())
+        c.metrics[name] = number(value, ptr + "/metrics/" + name);
+    }
+    if (const json* s = optional_field(j, "samples"); s && !s->is_null()) {
+      const std::string sp = ptr + "/samples";
+      object(*s, sp);
+      c.samples.prefill_ms = numbers(field(*s, "prefill_ms", sp), sp + "/prefill_ms");
+      const json& decode = array(field(*s, "decode_ms", sp), sp + "/decode_ms");
+      for (size_t r = 0; r < decode.size(); ++r)
+        c.samples.decode_ms.push_back(numbers(decode[r], sp + "/decode_ms/" + std::to_string(r)));
+    }
+    return c;
+  }
+
+  Run run(const json& j, const std::string& ptr) const {
+    object(j, ptr);
+    Run r;
+    const std::string status = str(field(j, "status", ptr), ptr + "/status");
+    try {
+      r.status = run_status_from_string(status);
+    } catch (const UsageError& e) {
+      bad(ptr + "/status", e.what());
+    }
+    r.started_at = str_or_null(optional_field(j, "started_at"), ptr + "/started_at").value_or("");
+    r.finished_at =
+        str_or_null(optional_field(j, "finished_at"), ptr + "/finished_at").value_or("");
+
+    const std::string gp = ptr + "/git";
+    const json& g = object(field(j, "git", ptr), gp);
+    const json& commit = field(g, "commit", gp);
+    if (!commit.is_null()) {
+      const std::string sha = str(commit, gp + "/commit");
+      if (!is_commit_sha(sha)) bad(gp + "/commit", "'" + sha + "' is not 40 hex digits or null");
+      r.git.commit = sha;
+    }
+    r.git.branch = str_or_null(optional_field(g, "branch"), gp + "/branch");
+    r.git.subject = str_or_null(optional_field(g, "subject"), gp + "/subject");
+    r.git.time = str_or_null(optional_field(g, "time"), gp + "/time");
+    if (const json* d = optional_field(g, "dirty"); d && !d->is_null())
+      r.git.dirty = boolean(*d, gp + "/dirty");
+    // Documents without a state (written by hand, or by another tool) say only what they know.
+    r.git.state = str_or_null(optional_field(g, "state"), gp + "/state")
+                      .value_or(r.git.commit ? "ok" : "unknown");
+    r.git.repo_path = str_or_null(optional_field(g, "repo_path"), gp + "/repo_path").value_or("");
+
+    const std::string ep = ptr + "/env";
+    const json& env = object(field(j, "env", ptr), ep);
+    for (const auto& [name, value] : env.items()) {
+      if (value.is_string())
+        r.env[name] = value.get<std::string>();
+      else if (value.is_number() || value.is_boolean())
+        r.env[name] = value.dump();
+      else if (!value.is_null())
+        bad(ep + "/" + name, std::string("expected a string, got ") + value.type_name());
+    }
+    if (const json* cfg = optional_field(j, "config"); cfg && !cfg->is_null())
+      r.config_json = cfg->dump();
+
+    const json& cells = array(field(j, "cells", ptr), ptr + "/cells");
+    for (size_t i = 0; i < cells.size(); ++i)
+      r.cells.push_back(cell(cells[i], ptr + "/cells/" + std::to_string(i)));
+    validate_run(r, source + ": " + ptr);  // gen_tokens vs. samples, timestamps, value ranges
+    return r;
+  }
+};
+
+}  // namespace
+
+json run_to_json(const Run& run, bool with_samples) {
+  json cells = json::array();
+  for (const auto& c : run.cells) {
+    json metrics = json::object();
+    for (const auto& [name, value] : c.metrics) metrics[valid_utf8(name)] = value;
+    json cell = {{"key", key_to_json(c.key)},
+                 {"status", to_string(c.status)},
+                 {"reason", opt_str(c.reason)},
+                 {"metrics", metrics}};
+    if (with_samples)
+      cell["samples"] = {{"prefill_ms", c.samples.prefill_ms}, {"decode_ms", c.samples.decode_ms}};
+    cells.push_back(std::move(cell));
+  }
+  json env = json::object();
+  for (const auto& [k, v] : run.env) env[valid_utf8(k)] = valid_utf8(v);
+  json config = json::parse(run.config_json, nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded()) config = valid_utf8(run.config_json);
+  const auto& g = run.git;
+  return {{"id", run.id},
+          {"status", to_string(run.status)},
+          {"started_at", run.started_at},
+          {"finished_at", run.finished_at.empty() ? json() : json(run.finished_at)},
+          {"git",
+           {{"state", valid_utf8(g.state)},
+            {"commit", opt_str(g.commit)},
+            {"branch", opt_str(g.branch)},
+            {"dirty", g.dirty},
+            {"subject", opt_str(g.subject)},
+            {"time", opt_str(g.time)},
+            {"repo_path", valid_utf8(g.repo_path)}}},
+          {"env", env},
+          {"config", config},
+          {"cells", cells}};
+}
+
+std::string runs_to_json(const std::vector<Run>& runs, bool with_samples) {
+  json arr = json::array();
+  for (const auto& r : runs) arr.push_back(run_to_json(r, with_samples));
+  return json{{"runs", std::move(arr)}}.dump();
+}
+
+std::vector<Run> runs_from_json(const std::string& text, const std::string& source_name) {
+  Parser p{source_name};
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
+    throw UsageError(source_name + ": not valid JSON (" + e.what() + ")");
+  }
+  std::vector<Run> runs;
+  if (doc.is_object() && !doc.contains("runs") && doc.contains("cells")) {
+    runs.push_back(p.run(doc, ""));
+    return runs;
+  }
+  p.object(doc, "");
+  const json& arr = p.array(p.field(doc, "runs", ""), "/runs");
+  for (size_t i = 0; i < arr.size(); ++i)
+    runs.push_back(p.run(arr[i], "/runs/" + std::to_string(i)));
+  return runs;
+}
+
+}  // namespace pg

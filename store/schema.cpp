@@ -1,0 +1,185 @@
+#include "store/schema.h"
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "common/errors.h"
+#include "store/sqlite_db.h"
+
+namespace pg::schema {
+namespace {
+
+// Each step moves user_version from its index to index + 1. Never edit a released step: add one.
+const std::vector<const char*>& migrations() {
+  static const std::vector<const char*> steps = {
+      // 1: the initial schema.
+      R"sql(
+CREATE TABLE environments (
+  id INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL UNIQUE,   -- canonical JSON of every field
+  comparable TEXT NOT NULL            -- canonical JSON of the fields that change performance
+);
+CREATE INDEX environments_comparable ON environments(comparable);
+
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  status TEXT NOT NULL CHECK (status IN ('complete', 'incomplete', 'failed')),
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  git_state TEXT NOT NULL,
+  git_commit TEXT CHECK (git_commit IS NULL OR length(git_commit) = 40),
+  git_branch TEXT,
+  git_subject TEXT,
+  git_time TEXT,
+  git_dirty INTEGER NOT NULL CHECK (git_dirty IN (0, 1)),
+  git_repo_path TEXT NOT NULL,
+  history_time INTEGER NOT NULL,      -- unix seconds of the commit time, else of started_at
+  environment_id INTEGER NOT NULL REFERENCES environments(id),
+  config TEXT NOT NULL,
+  content_hash TEXT                   -- set once a run is finished or imported; ingest dedupe
+);
+CREATE INDEX runs_commit ON runs(git_commit);
+CREATE INDEX runs_content_hash ON runs(content_hash);
+CREATE INDEX runs_history ON runs(history_time, id);
+
+CREATE TABLE series (
+  id INTEGER PRIMARY KEY,
+  model TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  batch_size INTEGER NOT NULL,
+  seq_len INTEGER NOT NULL,
+  gen_tokens INTEGER NOT NULL,
+  kv_cache INTEGER NOT NULL,
+  attention TEXT NOT NULL,
+  cuda_graphs INTEGER NOT NULL,
+  device TEXT NOT NULL,
+  comparable_env TEXT NOT NULL,
+  UNIQUE (model, dtype, batch_size, seq_len, gen_tokens, kv_cache, attention, cuda_graphs, device,
+          comparable_env)
+);
+
+CREATE TABLE cells (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL,
+  series_id INTEGER NOT NULL REFERENCES series(id),
+  model TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  batch_size INTEGER NOT NULL,
+  seq_len INTEGER NOT NULL,
+  gen_tokens INTEGER NOT NULL,
+  kv_cache INTEGER NOT NULL,
+  attention TEXT NOT NULL,
+  cuda_graphs INTEGER NOT NULL,
+  device TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('ok', 'oom', 'invalid', 'error')),
+  reason TEXT,
+  UNIQUE (run_id, ordinal)
+);
+CREATE INDEX cells_series ON cells(series_id, run_id);
+
+CREATE TABLE metrics (
+  cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  value REAL NOT NULL,
+  PRIMARY KEY (cell_id, name)
+) WITHOUT ROWID;
+
+-- Raw samples, exactly as measured: step -1 is the prefill of a repetition, 0.. its decode steps.
+CREATE TABLE samples (
+  cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+  rep INTEGER NOT NULL,
+  step INTEGER NOT NULL CHECK (step >= -1),
+  value REAL NOT NULL,
+  PRIMARY KEY (cell_id, rep, step)
+) WITHOUT ROWID;
+
+-- Derived per repetition, so trend queries need not read every decode step.
+CREATE TABLE repetitions (
+  cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+  rep INTEGER NOT NULL,
+  prefill_ms REAL NOT NULL,
+  decode_total_ms REAL NOT NULL,
+  decode_steps INTEGER NOT NULL,
+  PRIMARY KEY (cell_id, rep)
+) WITHOUT ROWID;
+)sql",
+  };
+  return steps;
+}
+
+uint32_t be32(const unsigned char* p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+}
+
+}  // namespace
+
+int current_version() { return static_cast<int>(migrations().size()); }
+
+FileKind inspect_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return FileKind::absent;
+  if (!fs::is_regular_file(st))
+    throw UsageError("'" + path + "' is not a perfgate database (not a regular file)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("cannot read '" + path + "'");
+  std::array<unsigned char, 100> header{};
+  in.read(reinterpret_cast<char*>(header.data()), header.size());
+  const auto got = in.gcount();
+  if (got == 0) return FileKind::empty;
+  static const char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
+  if (got < 100 || std::memcmp(header.data(), kMagic, 16) != 0)
+    throw UsageError("'" + path +
+                     "' is not a perfgate database (not an SQLite file); left untouched");
+  const uint32_t app_id = be32(header.data() + 68);
+  if (app_id != static_cast<uint32_t>(kApplicationId)) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", app_id);
+    throw UsageError("'" + path +
+                     "' is an SQLite database of another application (application_id " + hex +
+                     "), not a perfgate database; left untouched");
+  }
+  return FileKind::perfgate;
+}
+
+void check_version(sqlite3* db, const std::string& path, bool exact) {
+  const int64_t v = sql::query_int(db, "PRAGMA user_version");
+  if (v > current_version())
+    throw UsageError("'" + path + "' has schema version " + std::to_string(v) +
+                     ", newer than this perfgate understands (" +
+                     std::to_string(current_version()) + "); use a newer perfgate");
+  if (exact && v < current_version())
+    throw UsageError("'" + path + "' has an older schema (version " + std::to_string(v) +
+                     "); open it once with a writing command (perfgate run or serve) to migrate");
+}
+
+void migrate(sqlite3* db, const std::string& path) {
+  // Up to date: take no write lock, so opening never waits for a runner mid-cell.
+  if (sql::query_int(db, "PRAGMA application_id") == kApplicationId &&
+      sql::query_int(db, "PRAGMA user_version") == current_version())
+    return;
+  sql::Transaction tx(db);
+  // Re-read inside the write lock: another process may have created or migrated it meanwhile.
+  const int64_t app_id = sql::query_int(db, "PRAGMA application_id");
+  if (app_id != 0 && app_id != kApplicationId)
+    throw UsageError("'" + path + "' is not a perfgate database (application_id " +
+                     std::to_string(app_id) + ")");
+  check_version(db, path, false);
+  const int64_t from = sql::query_int(db, "PRAGMA user_version");
+  if (from == 0 && sql::query_int(db, "SELECT count(*) FROM sqlite_master") != 0)
+    throw UsageError("'" + path + "' holds tables but no perfgate schema; left untouched");
+  const auto& steps = migrations();
+  for (size_t v = static_cast<size_t>(from); v < steps.size(); ++v) sql::exec(db, steps[v]);
+  // PRAGMA takes no bound parameters; both values are our own integer constants.
+  sql::exec(db, ("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());
+  sql::exec(db, ("PRAGMA user_version = " + std::to_string(current_version())).c_str());
+  tx.commit();
+}
+
+}  // namespace pg::schema

@@ -1,0 +1,29 @@
+// The on-disk format: how we recognise our files, and the migrations that build the schema.
+#pragma once
+#include <cstdint>
+#include <string>
+
+struct sqlite3;
+
+namespace pg::schema {
+
+// PRAGMA application_id of every perfgate database: "PGDB" in ASCII.
+inline constexpr int32_t kApplicationId = 0x50474442;
+
+int current_version();
+
+enum class FileKind { absent, empty, perfgate };
+
+// Looks at the file's first bytes with a plain read (no SQLite, no locks, no journal), so a file
+// that is not ours is never touched. Throws UsageError naming `path` when it is not a perfgate
+// database: not SQLite at all, or SQLite with another application_id.
+FileKind inspect_file(const std::string& path);
+
+// Applies the missing migrations in one IMMEDIATE transaction. Refuses (UsageError) a database
+// whose user_version is newer than this build's or whose application_id is not ours.
+void migrate(sqlite3* db, const std::string& path);
+
+// Throws UsageError when the schema version is newer than ours (or, if `exact`, differs).
+void check_version(sqlite3* db, const std::string& path, bool exact);
+
+}  // namespace pg::schema

@@ -1,0 +1,52 @@
+// Helpers shared by the store's translation units; not part of the public API.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/sqlite_db.h"
+#include "store/store.h"
+
+namespace pg::detail {
+
+std::string now_iso8601();
+
+// Canonical JSON (sorted keys) of the whole fingerprint, and of its comparable subset.
+std::string env_fingerprint_json(const Environment& env);
+std::string env_comparable_json(const Environment& env);
+Environment env_from_json(const std::string& json);
+
+// Find-or-create; return the row id.
+int64_t ensure_environment(sqlite3* db, const Environment& env);
+int64_t ensure_series(sqlite3* db, const CellKey& key, const std::string& comparable_env);
+
+// Inserts the run row only (no cells); fills started_at if empty. Returns its id.
+int64_t insert_run_row(sqlite3* db, const Run& run, const std::optional<std::string>& content_hash);
+
+// Writes one cell with its metrics and samples; statements prepared once per writer.
+class CellWriter {
+ public:
+  explicit CellWriter(sqlite3* db);
+  int64_t write(int64_t run_id, int ordinal, const std::string& comparable_env,
+                const CellResult& cell);
+
+ private:
+  sqlite3* db_;
+  sql::Stmt cell_, metric_, sample_, rep_;
+};
+
+// Bulk loader: every run matching one fixed WHERE fragment over alias `r` with at most one
+// bound parameter ?1. The fragment is a constant of ours, never built from input.
+enum class RunSelect { all, by_id, by_commit };
+std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
+                           const RunFilter& f);
+
+// Dedupe identity of a run: commit, environment and every cell with its samples.
+std::string content_canonical(const Run& run);
+std::string content_hash(const std::string& canonical);
+
+void bind_key(sql::Stmt& s, int first, const CellKey& k);  // 9 parameters from `first`
+CellKey read_key(const sql::Stmt& s, int first);           // 9 columns from `first`
+
+}  // namespace pg::detail

@@ -1,0 +1,136 @@
+#include "store/validate.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "common/errors.h"
+
+namespace pg {
+namespace {
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw UsageError(where + ": " + what);
+}
+
+bool is_digits(const std::string& s, size_t from, size_t n) {
+  if (from + n > s.size()) return false;
+  for (size_t i = from; i < from + n; ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+int num(const std::string& s, size_t from, size_t n) { return std::stoi(s.substr(from, n)); }
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+}  // namespace
+
+bool is_commit_sha(const std::string& s) {
+  if (s.size() != 40) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+  return true;
+}
+
+bool parse_iso8601(const std::string& s, int64_t* out) {
+  // YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM|-HH:MM]
+  if (!is_digits(s, 0, 4) || s.size() < 19 || s[4] != '-' || !is_digits(s, 5, 2) || s[7] != '-' ||
+      !is_digits(s, 8, 2) || (s[10] != 'T' && s[10] != ' ') || !is_digits(s, 11, 2) ||
+      s[13] != ':' || !is_digits(s, 14, 2) || s[16] != ':' || !is_digits(s, 17, 2))
+    return false;
+  const int y = num(s, 0, 4), mo = num(s, 5, 2), d = num(s, 8, 2);
+  const int h = num(s, 11, 2), mi = num(s, 14, 2), sec = num(s, 17, 2);
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return false;
+  size_t i = 19;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    const size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == start) return false;
+  }
+  int64_t offset = 0;
+  if (i == s.size() || (s[i] == 'Z' && i + 1 == s.size())) {
+  } else if ((s[i] == '+' || s[i] == '-') && s.size() == i + 6 && is_digits(s, i + 1, 2) &&
+             s[i + 3] == ':' && is_digits(s, i + 4, 2)) {
+    offset = (num(s, i + 1, 2) * 3600 + num(s, i + 4, 2) * 60) * (s[i] == '+' ? 1 : -1);
+  } else {
+    return false;
+  }
+  *out = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
+         h * 3600 + mi * 60 + sec - offset;
+  return true;
+}
+
+void validate_key(const CellKey& k, const std::string& where) {
+  const std::string w = where + "/key";
+  if (k.model.empty()) bad(w + "/model", "must not be empty");
+  if (k.dtype != "fp32" && k.dtype != "fp16" && k.dtype != "bf16")
+    bad(w + "/dtype", "'" + k.dtype + "' is not one of fp32|fp16|bf16");
+  if (k.batch_size < 1) bad(w + "/batch_size", "must be >= 1");
+  if (k.seq_len < 1) bad(w + "/seq_len", "must be >= 1");
+  if (k.gen_tokens < 1) bad(w + "/gen_tokens", "must be >= 1");
+  if (k.attention != "sdpa" && k.attention != "math")
+    bad(w + "/attention", "'" + k.attention + "' is not one of sdpa|math");
+  bool device_ok = k.device == "cpu" || k.device == "cuda";
+  if (!device_ok && k.device.rfind("cuda:", 0) == 0 && k.device.size() > 5 && k.device.size() <= 8)
+    device_ok = is_digits(k.device, 5, k.device.size() - 5);
+  if (!device_ok) bad(w + "/device", "'" + k.device + "' is not cpu, cuda or cuda:N");
+}
+
+void validate_cell(const CellResult& c, const std::string& where) {
+  validate_key(c.key, where);
+  for (const auto& [name, value] : c.metrics) {
+    if (name.empty()) bad(where + "/metrics", "a metric has an empty name");
+    if (!std::isfinite(value)) bad(where + "/metrics/" + name, "must be a finite number");
+  }
+  const auto& s = c.samples;
+  const std::string ws = where + "/samples";
+  if (s.prefill_ms.size() != s.decode_ms.size())
+    bad(ws, std::to_string(s.prefill_ms.size()) + " prefill samples but " +
+                std::to_string(s.decode_ms.size()) + " decode lists (one of each per repetition)");
+  const size_t steps = static_cast<size_t>(c.key.gen_tokens - 1);
+  for (size_t r = 0; r < s.prefill_ms.size(); ++r) {
+    const double v = s.prefill_ms[r];
+    if (!std::isfinite(v) || v < 0)
+      bad(ws + "/prefill_ms/" + std::to_string(r), "must be a finite number >= 0");
+  }
+  for (size_t r = 0; r < s.decode_ms.size(); ++r) {
+    const auto& steps_ms = s.decode_ms[r];
+    const std::string wr = ws + "/decode_ms/" + std::to_string(r);
+    if (steps_ms.size() != steps)
+      bad(wr, "has " + std::to_string(steps_ms.size()) + " decode steps, but gen_tokens " +
+                  std::to_string(c.key.gen_tokens) + " means " + std::to_string(steps));
+    for (size_t i = 0; i < steps_ms.size(); ++i)
+      if (!std::isfinite(steps_ms[i]) || steps_ms[i] < 0)
+        bad(wr + "/" + std::to_string(i), "must be a finite number >= 0");
+  }
+}
+
+void validate_run(const Run& run, const std::string& where) {
+  const auto& g = run.git;
+  if (g.commit && !is_commit_sha(*g.commit))
+    bad(where + "/git/commit", "'" + *g.commit + "' is not a 40-hex-digit SHA or null");
+  if (g.state.empty()) bad(where + "/git/state", "must not be empty");
+  if (g.state == "ok" && !g.commit) bad(where + "/git/commit", "is null but git.state is \"ok\"");
+  if (g.state != "ok" && g.commit)
+    bad(where + "/git/state", "is \"" + g.state + "\" but a commit is given");
+  int64_t t = 0;
+  if (g.time && !parse_iso8601(*g.time, &t))
+    bad(where + "/git/time", "'" + *g.time + "' is not an ISO 8601 timestamp");
+  if (!run.started_at.empty() && !parse_iso8601(run.started_at, &t))
+    bad(where + "/started_at", "'" + run.started_at + "' is not an ISO 8601 timestamp");
+  if (!run.finished_at.empty() && !parse_iso8601(run.finished_at, &t))
+    bad(where + "/finished_at", "'" + run.finished_at + "' is not an ISO 8601 timestamp");
+  for (size_t i = 0; i < run.cells.size(); ++i)
+    validate_cell(run.cells[i], where + "/cells/" + std::to_string(i));
+}
+
+}  // namespace pg

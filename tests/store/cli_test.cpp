@@ -1,0 +1,159 @@
+// `perfgate export` and `perfgate runs` through the real binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "store/run_json.h"
+#include "store/store.h"
+#include "test_util.h"
+
+namespace pg {
+namespace {
+
+using nlohmann::json;
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  Result perfgate(const std::string& args) {
+    const std::string err_file = dir_.file("stderr.txt");
+    const std::string cmd = "cd " + quote(dir_.path().string()) + " && " + PERFGATE_BIN + " " +
+                            args + " 2>" + quote(err_file);
+    Result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int status = pclose(p);
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.err = test::read_bytes(err_file);
+    return r;
+  }
+  // Two runs: one complete with 3 cells (2 ok, 1 oom), one incomplete outside a repository.
+  void make_db(const std::string& name) {
+    Store s(dir_.file(name));
+    const pg::Run full = test::sample_run();
+    a_ = s.begin_run(full.git, full.env, full.config_json);
+    for (const auto& c : full.cells) s.add_cell(a_, c);
+    s.finish_run(a_, RunStatus::complete);
+    GitInfo none;
+    none.state = "not-a-repository";
+    b_ = s.begin_run(none, test::sample_env("cpu"), "{}");
+    s.add_cell(b_, full.cells[0]);
+  }
+  test::TempDir dir_;
+  int64_t a_ = 0, b_ = 0;
+};
+
+TEST_F(Cli, ExportJsonPrintsEveryRunWithItsSamples) {
+  make_db("perfgate.db");  // the default --db
+  const Result r = perfgate("export --format json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = json::parse(r.out);
+  ASSERT_EQ(doc.at("runs").size(), 2u);
+  Store s(dir_.file("perfgate.db"), true);
+  EXPECT_EQ(doc, json::parse(runs_to_json(s.list_runs({true, true}), true)));
+  EXPECT_EQ(doc["runs"][0]["id"], a_);
+  EXPECT_EQ(doc["runs"][0]["cells"][0]["samples"]["decode_ms"],
+            json(test::sample_run().cells[0].samples.decode_ms));
+  EXPECT_EQ(doc["runs"][1]["status"], "incomplete");
+  EXPECT_TRUE(doc["runs"][1]["git"]["commit"].is_null());
+  // What export prints, ingest reads back.
+  EXPECT_EQ(runs_from_json(r.out, "stdout").size(), 2u);
+}
+
+TEST_F(Cli, ExportOneRunAsJsonOrCsv) {
+  make_db("x.db");
+  const Result j = perfgate("export --db x.db --run " + std::to_string(b_) + " --format json");
+  ASSERT_EQ(j.rc, 0) << j.err;
+  const json doc = json::parse(j.out);
+  ASSERT_EQ(doc["runs"].size(), 1u);
+  EXPECT_EQ(doc["runs"][0]["id"], b_);
+
+  const Result c = perfgate("export --db x.db --format csv");
+  ASSERT_EQ(c.rc, 0) << c.err;
+  EXPECT_EQ(c.out.rfind("run_id,run_status,started_at,commit,", 0), 0u);
+  EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 1 + 3 + 1);  // header + cells
+  EXPECT_NE(c.out.find("0123456789abcdef0123456789abcdef01234567,main,false,tiny,fp32,64,512"),
+            std::string::npos)
+      << c.out;
+}
+
+TEST_F(Cli, RunsPrintsAnAlignedTable) {
+  make_db("x.db");
+  const Result r = perfgate("runs --db x.db");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::vector<std::string> lines;
+  std::string line;
+  for (std::istringstream in(r.out); std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_NE(lines[0].find("STATUS"), std::string::npos);
+  EXPECT_NE(lines[1].find("complete"), std::string::npos);
+  EXPECT_NE(lines[1].find("0123456789ab "), std::string::npos);  // short commit
+  EXPECT_NE(lines[1].find("main"), std::string::npos);
+  EXPECT_NE(lines[1].find("NVIDIA H200"), std::string::npos);
+  EXPECT_NE(lines[1].find("2/3"), std::string::npos);
+  EXPECT_NE(lines[2].find("incomplete"), std::string::npos);
+  EXPECT_NE(lines[2].find("(not-a-repository)"), std::string::npos);
+  EXPECT_NE(lines[2].find("1/1"), std::string::npos);
+  // Columns line up: every row starts STATUS where the header does.
+  const size_t col = lines[0].find("STATUS");
+  EXPECT_EQ(lines[1].find("complete"), col);
+  EXPECT_EQ(lines[2].find("incomplete"), col);
+}
+
+TEST_F(Cli, NeverCreatesADatabase) {
+  for (const char* args : {"runs", "export --format json", "runs --db other.db"}) {
+    const Result r = perfgate(args);
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_NE(r.err.find(".db"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("perfgate.db")));
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("other.db")));
+}
+
+TEST_F(Cli, RefusesAForeignFileAndLeavesItAlone) {
+  const std::string path = dir_.file("notes.db");
+  test::write_bytes(path, "these are my notes\n");
+  for (const char* args : {"runs --db notes.db", "export --db notes.db --format csv"}) {
+    const Result r = perfgate(args);
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_NE(r.err.find("notes.db"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("not a perfgate database"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(test::read_bytes(path), "these are my notes\n");
+}
+
+TEST_F(Cli, BadFlagsAndUnknownRunsExitWithUsage) {
+  make_db("x.db");
+  const Result missing_format = perfgate("export --db x.db");
+  EXPECT_EQ(missing_format.rc, 2);
+  EXPECT_NE(missing_format.err.find("--format"), std::string::npos) << missing_format.err;
+  const Result bad_format = perfgate("export --db x.db --format xml");
+  EXPECT_EQ(bad_format.rc, 2);
+  EXPECT_NE(bad_format.err.find("xml"), std::string::npos) << bad_format.err;
+  EXPECT_EQ(perfgate("export --db x.db --format json --run abc").rc, 2);
+  EXPECT_EQ(perfgate("runs --db x.db --bogus").rc, 2);
+  const Result unknown = perfgate("export --db x.db --format json --run 999");
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_NE(unknown.err.find("999"), std::string::npos) << unknown.err;
+  EXPECT_TRUE(unknown.out.empty());
+  EXPECT_EQ(perfgate("export --help").rc, 0);
+}
+
+}  // namespace
+}  // namespace pg

@@ -1,0 +1,33 @@
+// Fixtures for the store tests: temporary directories and runs with every field filled in.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "store/types.h"
+
+namespace pg::test {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string read_bytes(const std::string& path);
+void write_bytes(const std::string& path, const std::string& bytes);
+
+GitInfo sample_git(int variant = 0);
+Environment sample_env(const std::string& device = "NVIDIA H200");
+// A cell with metrics and `reps` repetitions of gen_tokens - 1 decode steps; values derived from
+// `seed` so different seeds give different samples.
+CellResult sample_cell(int batch_size, int seq_len, int reps = 3, int gen_tokens = 5,
+                       double seed = 1.0);
+// A complete run with three cells (ok, oom with reason, ok) and every field set.
+Run sample_run(int variant = 0);
+
+}  // namespace pg::test
