@@ -47,12 +47,11 @@ def bench(model, bs, sl, gen, warm, reps):
 
 
 def bench_compiled_generate(model, bs, sl, gen, warm, reps):
-    """transformers' generate() with a static cache and a compiled forward (reduce-overhead).
+    """transformers' generate() with a static cache, which makes generate() compile the decode
+    forward itself (its auto-compile, CompileConfig's default mode). Wrapping model.forward in
+    torch.compile by hand as well breaks on transformers 5.17 (cudagraph outputs overwritten).
     generate() gives no per-phase hook, so decode time = (T(gen tokens) - T(1 token)) / (gen-1)."""
     model.generation_config.cache_implementation = "static"
-    if not getattr(model, "_pg_compiled", False):
-        model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
-        model._pg_compiled = True
     ids = torch.randint(0, 50257, (bs, sl), device="cuda")
     kw = dict(do_sample=False, pad_token_id=0, eos_token_id=None)
 

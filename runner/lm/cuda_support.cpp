@@ -1,5 +1,7 @@
 #include "runner/lm/cuda_support.h"
 
+#include <dlfcn.h>
+
 #include <fstream>
 #include <regex>
 
@@ -33,6 +35,26 @@ std::string cudnn_version_string(long v) {
          std::to_string(rest % 100);
 }
 
+// Some VMs (the Firecracker GPU machine) hide /proc/driver/nvidia; NVML still answers. Loaded at
+// run time so that perfgate neither links nor needs libnvidia-ml where there is no GPU.
+std::string nvml_driver_version() {
+  void* lib = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) return "";
+  using Init = int (*)();
+  using Version = int (*)(char*, unsigned);
+  auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
+  auto version = reinterpret_cast<Version>(dlsym(lib, "nvmlSystemGetDriverVersion"));
+  auto shutdown = reinterpret_cast<Init>(dlsym(lib, "nvmlShutdown"));
+  char buf[96] = {0};
+  std::string out;
+  if (init && version && init() == 0) {
+    if (version(buf, sizeof buf) == 0) out = buf;
+    if (shutdown) shutdown();
+  }
+  dlclose(lib);
+  return out;
+}
+
 // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.10  ..." -> "570.86.10".
 std::string kernel_driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
@@ -40,7 +62,7 @@ std::string kernel_driver_version() {
   std::smatch m;
   if (std::getline(in, line) && std::regex_search(line, m, std::regex(R"(Module\s+(\d+(\.\d+)+))")))
     return m[1].str();
-  return "";
+  return nvml_driver_version();
 }
 
 }  // namespace
