@@ -52,7 +52,8 @@ std::string upper(std::string s) {
 
 }  // namespace
 
-void TableReporter::report(const GateResult& r, const ReportInfo& info, std::ostream& out) const {
+void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
+                               std::ostream& out) const {
   auto paint = [&](const std::string& s, const char* color) {
     return (color_ && *color) ? std::string(color) + s + kReset : s;
   };

@@ -125,12 +125,12 @@ int run_compare(const CompareFlags& f) {
     write_file(f.output, "--output", report);
   }
   if (!f.json_output.empty())
-    write_file(f.json_output, "--json", render(JsonReporter{}, result, info));
+    write_file(f.json_output, "--json", render(GateJsonReporter{}, result, info));
   if (f.github) {
     // Workflow commands go to stdout, unless stdout carries JSON that a tool must parse: the
     // Actions runner reads commands from both streams.
     std::ostream& cmd_out = (to_stdout && f.format == "json") ? std::cerr : std::cout;
-    GithubCommandsReporter{}.report(result, info, cmd_out);
+    GateGithubReporter{}.report(result, info, cmd_out);
   }
   std::cout.flush();
   return gate_exit_code(result);
