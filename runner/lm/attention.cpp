@@ -1,6 +1,6 @@
 #include "runner/lm/attention.h"
 
-#include <torch/headeronly/version.h>
+#include <torch/version.h>
 
 #include <cmath>
 

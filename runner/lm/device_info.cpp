@@ -2,7 +2,7 @@
 
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
-#include <torch/headeronly/version.h>
+#include <torch/version.h>
 
 #include <cstdlib>
 #include <fstream>

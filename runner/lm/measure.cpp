@@ -4,7 +4,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/InferenceMode.h>
 #include <sys/resource.h>
-#include <torch/headeronly/version.h>
+#include <torch/version.h>
 
 #include <algorithm>
 

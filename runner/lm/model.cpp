@@ -1,7 +1,7 @@
 #include "runner/lm/model.h"
 
 #include <ATen/Context.h>
-#include <torch/headeronly/version.h>
+#include <torch/version.h>
 
 #include "common/errors.h"
 

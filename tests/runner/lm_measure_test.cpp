@@ -2,7 +2,7 @@
 // error paths; check_cell_supported's refusals; the device part of the fingerprint.
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
-#include <torch/headeronly/version.h>
+#include <torch/version.h>
 
 #include <cstdlib>
 #include <fstream>

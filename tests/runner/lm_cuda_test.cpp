@@ -1,0 +1,100 @@
+// The CUDA paths (events, allocator peak, device queries, OOM). Skipped where no GPU is present:
+// the build machines have none; run on the GPU machine.
+#include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
+
+#include "runner/lm/cuda_support.h"
+#include "runner/lm/generate.h"
+#include "runner/lm/measure.h"
+#include "runner/lm/model_spec.h"
+
+namespace pg {
+namespace {
+
+class LmCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine";
+  }
+};
+
+CellKey cuda_key(const char* dtype, int batch = 2, int prompt = 64, int gen = 8) {
+  return {"tiny", dtype, batch, prompt, gen, true, "sdpa", false, "cuda"};
+}
+
+TEST_F(LmCuda, CellsRunWithEventTimingAndAllocatorPeak) {
+  CellRunner runner;
+  MeasureOptions opt;
+  opt.warmup = 1;
+  opt.reps = 3;
+  for (const char* dtype : {"fp32", "fp16", "bf16"}) {
+    auto r = runner.run(cuda_key(dtype), opt);
+    ASSERT_EQ(r.status, CellStatus::ok) << dtype << ": " << r.reason.value_or("");
+    ASSERT_EQ(r.samples.decode_ms.size(), 3u);
+    EXPECT_EQ(r.samples.decode_ms[0].size(), 7u);
+    EXPECT_GT(r.metrics.at("peak_alloc_bytes"), r.metrics.at("weight_bytes"));
+    EXPECT_FALSE(r.metrics.count("peak_rss_growth_bytes"));
+    const auto env = device_environment("cuda");
+    if (env.count("peak_bw_gbps")) {  // a GPU of the table: utilisation is reported
+      EXPECT_GT(r.metrics.at("mbu"), 0);
+      EXPECT_GT(r.metrics.at("prefill_mfu"), 0);
+    }
+  }
+}
+
+TEST_F(LmCuda, FingerprintNamesTheGpuAndItsSoftware) {
+  const auto env = device_environment("cuda:0");
+  EXPECT_EQ(env.at("device"), lm::cuda_device_info(0).name);
+  for (const char* k : {"compute_capability", "driver", "cuda", "cudnn"}) {
+    EXPECT_NE(env.at(k), "none") << k;
+    EXPECT_FALSE(env.at(k).empty()) << k;
+  }
+  std::cout << "device " << env.at("device") << ", cc " << env.at("compute_capability")
+            << ", driver " << env.at("driver") << ", cuda " << env.at("cuda") << ", cudnn "
+            << env.at("cudnn") << std::endl;
+}
+
+TEST_F(LmCuda, KvCacheOnAndOffGiveIdenticalTokensOnTheGpu) {
+  c10::InferenceMode guard;
+  const at::Device gpu(at::kCUDA, 0);
+  for (const char* name : {"tiny", "cs336-small"}) {
+    const auto cfg = lm::resolve_model(name);
+    auto m = lm::random_model(cfg, at::kFloat, gpu, 1);
+    auto prompt = at::randint(cfg.vocab, {2, 33}, at::kLong).to(gpu);
+    lm::KVCache cache(cfg.n_layer, 2, cfg.n_head, 33 + 10, cfg.head_dim(), m.options());
+    for (auto attention : {lm::AttentionKind::math, lm::AttentionKind::sdpa}) {
+      auto a = lm::generate(m, prompt, {10, attention, &cache, nullptr, true});
+      auto b = lm::generate(m, prompt, {10, attention, nullptr, nullptr, true});
+      EXPECT_TRUE(at::equal(a, b)) << name << "\n" << a << "\n" << b;
+    }
+    // The GPU computes what the CPU computes with the same weights (the CPU and CUDA generators
+    // differ, so the weights are copied rather than drawn again).
+    auto gpu_logits = lm::forward(m, prompt, 0, nullptr, lm::AttentionKind::sdpa, false).cpu();
+    auto m_on_cpu = m;
+    for (auto* t : {&m_on_cpu.wte, &m_on_cpu.wpe, &m_on_cpu.lnf_w, &m_on_cpu.lnf_b,
+                    &m_on_cpu.lm_head, &m_on_cpu.rope_cos, &m_on_cpu.rope_sin})
+      if (t->defined()) *t = t->cpu();
+    for (auto& l : m_on_cpu.layers)
+      for (auto* t : {&l.ln1_w, &l.ln1_b, &l.qkv_w, &l.qkv_b, &l.proj_w, &l.proj_b, &l.ln2_w,
+                      &l.ln2_b, &l.fc_w, &l.fc_b, &l.fc2_w, &l.fc2_b})
+        if (t->defined()) *t = t->cpu();
+    auto ref = lm::forward(m_on_cpu, prompt.cpu(), 0, nullptr, lm::AttentionKind::math, false);
+    EXPECT_TRUE(at::allclose(gpu_logits, ref, 1e-3, 1e-4)) << (gpu_logits - ref).abs().max();
+  }
+}
+
+TEST_F(LmCuda, OutOfMemoryIsOomAndTheMemoryIsGivenBack) {
+  CellRunner runner;
+  MeasureOptions opt;
+  opt.warmup = 0;
+  opt.reps = 1;
+  // 2^16 x 512 tokens of cs336-small: 100 GB of embeddings, then 300 GB for q, k and v.
+  auto key = cuda_key("fp32", 1 << 16, 512, 2);
+  key.model = "cs336-small";
+  auto r = runner.run(key, opt);
+  EXPECT_EQ(r.status, CellStatus::oom) << r.reason.value_or("");
+  EXPECT_EQ(runner.run(cuda_key("fp32"), opt).status, CellStatus::ok);
+}
+
+}  // namespace
+}  // namespace pg

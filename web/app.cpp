@@ -1,0 +1,85 @@
+#include "web/app.h"
+
+#include <sqlite3.h>
+
+#include "common/errors.h"
+
+namespace pg::web {
+
+namespace {
+
+std::atomic<uint64_t> next_app_serial{1};
+
+struct ThreadConnection {
+  uint64_t app_serial = 0;
+  std::unique_ptr<Store> store;
+};
+thread_local ThreadConnection tl_conn;
+
+}  // namespace
+
+App::App(ServeOptions opt) : opt_(std::move(opt)), serial_(next_app_serial.fetch_add(1)) {
+  // Read-write without CREATE: a read-only connection cannot open a WAL database whose -shm file
+  // does not exist yet; this one still never writes.
+  if (sqlite3_open_v2(opt_.db_path.c_str(), &watcher_, SQLITE_OPEN_READWRITE, nullptr) !=
+          SQLITE_OK ||
+      sqlite3_prepare_v2(watcher_, "PRAGMA data_version", -1, &data_version_, nullptr) !=
+          SQLITE_OK) {
+    const std::string why = watcher_ ? sqlite3_errmsg(watcher_) : "out of memory";
+    sqlite3_close(watcher_);
+    throw RuntimeFailure("--db " + opt_.db_path + ": cannot open: " + why);
+  }
+}
+
+App::~App() {
+  sqlite3_finalize(data_version_);
+  sqlite3_close(watcher_);
+}
+
+Store& App::store() {
+  if (tl_conn.app_serial != serial_ || !tl_conn.store) {
+    tl_conn.store.reset();
+    tl_conn.store = std::make_unique<Store>(opt_.db_path);
+    tl_conn.app_serial = serial_;
+  }
+  return *tl_conn.store;
+}
+
+uint64_t App::generation() {
+  std::lock_guard lk(watch_mutex_);
+  int64_t v = -1;
+  if (sqlite3_step(data_version_) == SQLITE_ROW) v = sqlite3_column_int64(data_version_, 0);
+  sqlite3_reset(data_version_);
+  // -1 (the query failed, e.g. the file is gone): never trust the caches.
+  if (v != last_data_version_ || v < 0) {
+    last_data_version_ = v;
+    generation_.fetch_add(1);
+  }
+  return generation_.load();
+}
+
+std::shared_ptr<const std::vector<SeriesInfo>> App::series_list(uint64_t gen) {
+  return series_list_.get("all", gen, [this] {
+    return std::make_shared<const std::vector<SeriesInfo>>(store().list_series());
+  });
+}
+
+std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_t gen) {
+  const std::string key = std::to_string(id) + "/" + metric_info(m).name;
+  auto v = views_.get(key, gen, [&]() -> std::shared_ptr<const SeriesView> {
+    auto info = store().get_series(id);
+    if (!info) return nullptr;
+    return std::make_shared<const SeriesView>(
+        build_series_view(*info, store().series_samples(id, /*with_samples=*/false), m));
+  });
+  return v;
+}
+
+std::vector<std::shared_ptr<const SeriesView>> App::all_views(uint64_t gen) {
+  std::vector<std::shared_ptr<const SeriesView>> out;
+  for (const SeriesInfo& s : *series_list(gen))
+    if (auto v = series_view(s.id, Metric::tpot_ms, gen)) out.push_back(std::move(v));
+  return out;
+}
+
+}  // namespace pg::web

@@ -1,0 +1,70 @@
+// The state the request handlers share: options, the per-thread database connection, the
+// generation counter and the caches of computed views.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+#include "web/cache.h"
+#include "web/series_view.h"
+#include "web/server.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace pg::web {
+
+struct CommitCatalog;
+struct CompareView;
+
+class App {
+ public:
+  explicit App(ServeOptions opt);
+  ~App();
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+  const ServeOptions& options() const { return opt_; }
+
+  // This thread's connection to the database (one per worker thread: a Store is not thread-safe,
+  // and WAL lets all of them read while one writer -- a runner, or ingest -- commits).
+  Store& store();
+  // The current data generation: moves whenever anything -- a runner in another process, or this
+  // server's own ingest -- committed to the database since the last look.
+  uint64_t generation();
+  // After a write through one of this process's connections (the watcher would notice it on the
+  // next request anyway; this makes it certain before the response goes out).
+  void note_write() { generation_.fetch_add(1); }
+
+  std::shared_ptr<const std::vector<SeriesInfo>> series_list(uint64_t gen);
+  // nullptr when there is no such series.
+  std::shared_ptr<const SeriesView> series_view(int64_t id, Metric m, uint64_t gen);
+  // Every series' tpot view, in series id order.
+  std::vector<std::shared_ptr<const SeriesView>> all_views(uint64_t gen);
+
+  GenerationCache<CachedBody>& body_cache() { return bodies_; }
+  GenerationCache<CommitCatalog>& catalog_cache() { return catalogs_; }
+  GenerationCache<CompareView>& compare_cache() { return compares_; }
+
+ private:
+  ServeOptions opt_;
+  uint64_t serial_;  // tells this App's thread-local connections from an earlier App's
+  std::atomic<uint64_t> generation_{1};
+  // One connection that only asks PRAGMA data_version, which changes whenever another connection
+  // (any thread's, any process's) commits. A single watcher gives every thread the same answer.
+  std::mutex watch_mutex_;
+  sqlite3* watcher_ = nullptr;
+  sqlite3_stmt* data_version_ = nullptr;
+  int64_t last_data_version_ = -1;
+  GenerationCache<std::vector<SeriesInfo>> series_list_{4};
+  GenerationCache<SeriesView> views_{8192};
+  GenerationCache<CachedBody> bodies_{2048};
+  GenerationCache<CommitCatalog> catalogs_{4};
+  GenerationCache<CompareView> compares_{256};
+};
+
+}  // namespace pg::web

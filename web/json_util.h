@@ -1,0 +1,15 @@
+// JSON for the domain types the web layer shows on its own (series keys, environments), in the same
+// shape as the export document of SPEC.md.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "store/types.h"
+
+namespace pg::web {
+
+nlohmann::json key_json(const CellKey& k);
+nlohmann::json env_json(const Environment& env);
+// A short human label for a cell key: "fp32 · b4 · p256 · g32 · kv · sdpa".
+std::string key_label(const CellKey& k);
+
+}  // namespace pg::web

@@ -1,0 +1,79 @@
+// What each page shows, computed once and rendered twice: as HTML (pages.h) and as the page's JSON
+// twin under /api/v1/. Builders throw HttpError for bad or unknown parameters.
+#pragma once
+#include <httplib.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ci/report.h"
+#include "stats/gate.h"
+#include "web/app.h"
+
+namespace pg::web {
+
+// --- overview -----------------------------------------------------------------------------------
+struct OverviewFilter {
+  std::optional<std::string> model, dtype, device;
+  std::optional<int> batch, prompt;
+};
+OverviewFilter parse_overview_filter(const httplib::Request& req);
+
+struct OverviewGroup {
+  std::string model, device;  // device: the environment's device name, else the cell's device
+  std::vector<std::shared_ptr<const SeriesView>> series;
+};
+
+struct OverviewModel {
+  OverviewFilter filter;
+  std::map<std::string, std::vector<std::string>> options;  // filter name -> values present
+  std::vector<OverviewGroup> groups;
+  size_t total_series = 0, shown_series = 0;
+  std::map<std::string, size_t> status_counts;
+};
+OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen);
+nlohmann::json overview_json(const OverviewModel& m);
+
+// --- trend --------------------------------------------------------------------------------------
+struct TrendModel {
+  Metric metric = Metric::tpot_ms;
+  std::vector<std::shared_ptr<const SeriesView>> views;
+};
+TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen);
+Metric metric_param(const httplib::Request& req);  // ?metric=, tpot_ms by default, 400 if unknown
+// {"metric", "unit", "label", "axis": [commits in history order], "series": [series document plus
+// "x" (each point's position on the axis), "name", "env_text"]}
+nlohmann::json trend_json(const TrendModel& m);
+std::string series_name(const SeriesInfo& s);
+std::string env_text(const Environment& env);
+
+// --- commits and compare ------------------------------------------------------------------------
+struct CommitEntry {
+  std::string sha, subject, time, branch;
+  int runs = 0;
+  int64_t last_run_id = 0;
+};
+struct CommitCatalog {
+  std::vector<CommitEntry> commits;                 // newest first
+  std::map<std::string, std::string> branch_heads;  // branch -> commit of its latest stored run
+  std::vector<std::string> devices;                 // environment device names seen
+};
+std::shared_ptr<const CommitCatalog> commit_catalog(App& app, uint64_t gen);
+
+struct CompareView {
+  GateResult result;
+  ReportInfo info;
+  std::shared_ptr<const CachedBody> json;  // byte for byte `perfgate compare --format json`
+};
+// base/head as a client spelled them: a stored SHA or unique prefix, or a stored branch name.
+// 400 malformed or ambiguous, 404 unknown. ?device=NAME (web only) keeps the runs measured on that
+// device, for commits benchmarked on several machines; without it the JSON is exactly the CLI's.
+std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Request& req,
+                                                 const std::string& base, const std::string& head,
+                                                 uint64_t gen);
+
+}  // namespace pg::web

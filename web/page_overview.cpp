@@ -1,0 +1,124 @@
+#include <cstdio>
+
+#include "web/html.h"
+#include "web/json_util.h"
+#include "web/pages.h"
+
+namespace pg::web {
+
+namespace {
+
+std::string filter_select(const OverviewModel& m, const char* name, const char* label,
+                          const std::optional<std::string>& current) {
+  std::string h = std::string("<label>") + label + "<select name=\"" + name + "\">";
+  h += "<option value=\"\">all</option>";
+  auto it = m.options.find(name);
+  bool found = false;
+  if (it != m.options.end())
+    for (const auto& v : it->second) {
+      const bool sel = current && *current == v;
+      found = found || sel;
+      h += "<option value=\"" + html_escape(v) + "\"" + (sel ? " selected" : "") + ">" +
+           html_escape(v) + "</option>";
+    }
+  if (current && !found)  // a shared URL naming a value that is gone: keep it visible
+    h += "<option value=\"" + html_escape(*current) + "\" selected>" + html_escape(*current) +
+         "</option>";
+  return h + "</select></label>";
+}
+
+// The most recent flagged change point: how much, where, how long ago. Answers "when did this
+// change" without opening the chart.
+std::string last_change(const SeriesView& v) {
+  const SeriesChange* last = nullptr;
+  for (const auto& c : v.changes)
+    if (c.flagged) last = &c;
+  if (!last) return "<span class=\"muted\">none</span>";
+  const SeriesPoint& p = v.points[last->index];
+  const size_t ago = v.points.size() - 1 - last->index;
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%+.1f%%", 100.0 * last->relative);
+  return "<span class=\"change " + last->direction + "\">" + pct +
+         "</span> at <a class=\"mono\" href=\"/runs/" + std::to_string(p.run_ids.back()) + "\">" +
+         html_escape(p.commit.empty() ? "(no commit)" : p.commit.substr(0, 7)) +
+         "</a> <span class=\"muted\">" +
+         (ago == 0 ? std::string("latest")
+                   : std::to_string(ago) + " commit" + (ago == 1 ? "" : "s") + " ago") +
+         "</span>";
+}
+
+std::optional<std::string> str(const std::optional<int>& v) {
+  return v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt;
+}
+
+}  // namespace
+
+std::string render_overview_page(const OverviewModel& m, const std::string& query) {
+  std::string h = "<h1>Overview</h1><p class=\"muted\">";
+  h += std::to_string(m.shown_series) + " of " + std::to_string(m.total_series) + " series";
+  for (const auto& [status, n] : m.status_counts)
+    h += " · <span class=\"badge " + html_escape(status) + "\">" + std::to_string(n) + " " +
+         html_escape(status) + "</span>";
+  h += "</p>";
+  h += "<form class=\"filters card\" method=\"get\" action=\"/\" data-autosubmit>";
+  h += filter_select(m, "model", "model", m.filter.model);
+  h += filter_select(m, "dtype", "dtype", m.filter.dtype);
+  h += filter_select(m, "device", "device", m.filter.device);
+  h += filter_select(m, "batch", "batch size", str(m.filter.batch));
+  h += filter_select(m, "prompt", "prompt length", str(m.filter.prompt));
+  h += "<button type=\"submit\">Apply</button><a class=\"button secondary\" href=\"/\">Reset</a>";
+  h += "</form>";
+  h += "<form id=\"overlay\" method=\"get\" action=\"/trend\"></form>";
+  if (m.groups.empty())
+    h += "<div class=\"card\">No series match. Store runs with <code>perfgate run</code>, or "
+         "POST them to <code>/api/v1/runs</code>.</div>";
+  h += "<div class=\"groups\">";
+  for (const auto& g : m.groups) {
+    h += "<section class=\"group card\"><h2>" + html_escape(g.model) + " <span class=\"muted\">" +
+         html_escape(g.device) +
+         "</span></h2><div class=\"scroll\"><table><thead><tr>"
+         "<th><span class=\"hide-narrow\">overlay</span></th><th>cell</th>"
+         "<th class=\"num\">latest tpot</th><th>trend</th><th>status</th><th>last change</th>"
+         "<th class=\"hide-narrow\">latest commit</th><th class=\"hide-narrow\">environment</th>"
+         "</tr></thead><tbody>";
+    for (const auto& v : g.series) {
+      const std::string id = std::to_string(v->info.id);
+      h += "<tr><td><input type=\"checkbox\" form=\"overlay\" name=\"ids\" value=\"" + id +
+           "\" aria-label=\"overlay series " + id + "\"></td>";
+      h +=
+          "<td><a href=\"/series/" + id + "\">" + html_escape(key_label(v->info.key)) + "</a></td>";
+      if (v->points.empty()) {
+        h += "<td class=\"num\">–</td>";
+      } else {
+        h += "<td class=\"num\" data-v=\"" + fmt_num(v->points.back().median) + "\">" +
+             fmt_metric(v->points.back().median, "ms") + "</td>";
+      }
+      h += "<td><a href=\"/series/" + id + "\" aria-label=\"trend of series " + id + "\">" +
+           sparkline_svg(*v) + "</a></td>";
+      h += "<td><span class=\"badge " + html_escape(v->status) + "\">" + html_escape(v->status) +
+           "</span></td>";
+      h += "<td>" + last_change(*v) + "</td>";
+      if (v->points.empty()) {
+        h += "<td class=\"hide-narrow\"></td>";
+      } else {
+        const SeriesPoint& p = v->points.back();
+        h += "<td class=\"hide-narrow wrap\"><a class=\"mono\" href=\"/runs/" +
+             std::to_string(p.run_ids.back()) + "\">" +
+             html_escape(p.commit.empty() ? "(no commit)" : p.commit.substr(0, 10)) + "</a> " +
+             html_escape(p.subject) + "</td>";
+      }
+      h += "<td class=\"hide-narrow muted\">" + html_escape(env_text(v->info.env)) + "</td></tr>";
+    }
+    h += "</tbody></table></div></section>";
+  }
+  h += "</div>";
+  if (!m.groups.empty())
+    h += "<p><button type=\"submit\" form=\"overlay\">Overlay selected series</button></p>";
+  PageFrame f{"Overview",
+              "overview",
+              "/api/v1/overview" + (query.empty() ? "" : "?" + query),
+              {"common.js"}};
+  return render_frame(f, h);
+}
+
+}  // namespace pg::web

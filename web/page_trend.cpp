@@ -1,0 +1,119 @@
+#include "web/html.h"
+#include "web/json_util.h"
+#include "web/pages.h"
+
+namespace pg::web {
+
+namespace {
+
+std::string ids_csv(const TrendModel& m) {
+  std::string s;
+  for (const auto& v : m.views) s += (s.empty() ? "" : ",") + std::to_string(v->info.id);
+  return s;
+}
+
+std::string series_details(const SeriesView& v) {
+  const MetricInfo& mi = metric_info(v.metric);
+  const std::string id = std::to_string(v.info.id);
+  std::string h = "<section class=\"card\"><h2><a href=\"/series/" + id + "\">" +
+                  html_escape(series_name(v.info)) + "</a> <span class=\"badge " +
+                  html_escape(v.status) + "\">" + html_escape(v.status) + "</span></h2>";
+  h += "<div class=\"grid2\"><dl class=\"kv\">";
+  const CellKey& k = v.info.key;
+  auto kv = [&](const std::string& name, const std::string& value) {
+    h += "<dt>" + html_escape(name) + "</dt><dd>" + html_escape(value) + "</dd>";
+  };
+  kv("model", k.model);
+  kv("dtype", k.dtype);
+  kv("batch size", std::to_string(k.batch_size));
+  kv("prompt length", std::to_string(k.seq_len));
+  kv("generated tokens", std::to_string(k.gen_tokens));
+  kv("kv cache", k.kv_cache ? "on" : "off");
+  kv("attention", k.attention);
+  kv("cuda graphs", k.cuda_graphs ? "on" : "off");
+  kv("device", k.device);
+  h += "</dl><dl class=\"kv\">";
+  for (const auto& [name, value] : v.info.env) kv(name, value);
+  kv("points (commits)", std::to_string(v.points.size()));
+  if (v.skipped_cells) kv("cells not drawn (oom/invalid/error)", std::to_string(v.skipped_cells));
+  if (v.last_compare) {
+    std::string lc = v.last_compare->verdict;
+    if (v.last_compare->ratio) lc += ", ratio " + fmt_num(*v.last_compare->ratio);
+    kv("last two commits (gate)", lc);
+  }
+  h += "</dl></div>";
+  if (!v.changes.empty()) {
+    h += "<h2>Change points</h2><div class=\"scroll\"><table><thead><tr><th>commit</th>"
+         "<th class=\"wrap\">subject</th><th class=\"num\">before</th><th class=\"num\">after</th>"
+         "<th class=\"num\">change</th><th class=\"num\">p</th><th></th></tr></thead><tbody>";
+    for (const auto& c : v.changes) {
+      const SeriesPoint& p = v.points[c.index];
+      h += "<tr><td><a class=\"mono\" href=\"/runs/" + std::to_string(p.run_ids.back()) + "\">" +
+           html_escape(p.commit.empty() ? "(no commit)" : p.commit.substr(0, 10)) + "</a></td>";
+      h += "<td class=\"wrap\">" + html_escape(p.subject) + "</td>";
+      h += "<td class=\"num\">" + fmt_metric(c.before, mi.unit) + "</td>";
+      h += "<td class=\"num\">" + fmt_metric(c.after, mi.unit) + "</td>";
+      h += "<td class=\"num\">" + fmt_num(100 * c.relative) + "%</td>";
+      h += "<td class=\"num\">" + fmt_num(c.p_value) + "</td>";
+      h += "<td><span class=\"badge " + std::string(c.flagged ? c.direction : "unchanged") + "\">" +
+           (c.flagged ? c.direction : std::string("below min effect")) + "</span></td></tr>";
+    }
+    h += "</tbody></table></div>";
+  }
+  // The newest commits, newest first: the table view of the chart's right edge.
+  const size_t n = v.points.size(), shown = std::min<size_t>(n, 15);
+  if (shown) {
+    h += "<h2>Latest commits</h2><div class=\"scroll\"><table><thead><tr><th>commit</th>"
+         "<th class=\"wrap\">subject</th><th>time</th><th class=\"num\">median</th>"
+         "<th class=\"num\">IQR</th><th class=\"num\">n</th><th>runs</th></tr></thead><tbody>";
+    for (size_t i = n; i-- > n - shown;) {
+      const SeriesPoint& p = v.points[i];
+      h += "<tr><td class=\"mono\">" +
+           html_escape(p.commit.empty() ? "(no commit)" : p.commit.substr(0, 10)) +
+           (p.flag.empty() ? "" : " <span class=\"badge " + p.flag + "\">" + p.flag + "</span>") +
+           "</td><td class=\"wrap\">" + html_escape(p.subject) + "</td><td>" + html_escape(p.time) +
+           "</td><td class=\"num\">" + fmt_metric(p.median, mi.unit) + "</td><td class=\"num\">" +
+           fmt_num(p.spread.q1) + "–" + fmt_num(p.spread.q3) + "</td><td class=\"num\">" +
+           std::to_string(p.spread.n) + "</td><td>";
+      for (int64_t r : p.run_ids)
+        h += "<a href=\"/runs/" + std::to_string(r) + "\">#" + std::to_string(r) + "</a> ";
+      h += "</td></tr>";
+    }
+    h += "</tbody></table></div>";
+  }
+  return h + "</section>";
+}
+
+}  // namespace
+
+std::string render_trend_page(const TrendModel& m) {
+  const MetricInfo& cur = metric_info(m.metric);
+  const std::string ids = ids_csv(m);
+  const bool single = m.views.size() == 1;
+  const std::string base =
+      single ? "/series/" + ids + "?metric=" : "/trend?ids=" + url_encode(ids) + "&metric=";
+  std::string title = single ? series_name(m.views.front()->info)
+                             : std::to_string(m.views.size()) + " series overlaid";
+  std::string h = "<h1>" + html_escape(title) + "</h1>";
+  h += "<div class=\"seg\" role=\"tablist\" aria-label=\"metric\">";
+  for (const auto& mi : all_metrics())
+    h += std::string("<a role=\"tab\" href=\"") + html_escape(base + mi.name) + "\"" +
+         (mi.metric == m.metric ? " class=\"active\" aria-selected=\"true\"" : "") + ">" +
+         html_escape(mi.label) + "</a>";
+  h += "</div>";
+  h += "<p class=\"muted\">" + html_escape(cur.label) + " (" + html_escape(cur.unit) +
+       "): median per commit, shaded band = interquartile range, whiskers = min–max of the "
+       "repetitions. Dashed lines mark change points; triangles flag regressions and improvements. "
+       "Drag to zoom, double-click to reset, click a point to open its run.</p>";
+  h += "<div class=\"card\"><div id=\"chart\"></div><noscript>The chart needs JavaScript; the "
+       "tables below and the JSON twin hold the same data.</noscript></div>";
+  h += "<script type=\"application/json\" id=\"trend-data\">" + json_for_script(trend_json(m)) +
+       "</script>";
+  for (const auto& v : m.views) h += series_details(*v);
+  const std::string twin = single ? "/api/v1/series/" + ids + "?metric=" + cur.name
+                                  : "/api/v1/trend?ids=" + url_encode(ids) + "&metric=" + cur.name;
+  PageFrame f{title, "overview", twin, {"common.js", "plotly.min.js", "trend.js"}};
+  return render_frame(f, h);
+}
+
+}  // namespace pg::web

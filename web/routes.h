@@ -1,0 +1,21 @@
+// Route registration, one function per concern; server.cpp calls them all.
+#pragma once
+#include <httplib.h>
+
+#include "web/app.h"
+
+namespace pg::web {
+
+void register_static_routes(httplib::Server& http);
+void register_page_routes(httplib::Server& http, App& app);
+void register_api_routes(httplib::Server& http, App& app);
+void register_run_routes(httplib::Server& http, App& app);  // runs: read and ingest
+
+// The Content-Security-Policy every HTML page carries: scripts only from this server, nothing
+// inline, so even an escaping bug could not run injected script.
+inline constexpr const char* kPageCsp =
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+    "form-action 'self'";
+
+}  // namespace pg::web

@@ -1,0 +1,101 @@
+// The HTML pages. Each renders the same model as its JSON twin (routes_api.cpp).
+#include "web/html.h"
+#include "web/http_util.h"
+#include "web/models.h"
+#include "web/pages.h"
+#include "web/routes.h"
+
+namespace pg::web {
+
+namespace {
+
+using Req = httplib::Request;
+using Res = httplib::Response;
+
+std::shared_ptr<const CachedBody> html_body(App& app, const std::string& key, uint64_t gen,
+                                            const std::function<std::string()>& make) {
+  return app.body_cache().get(
+      key, gen, [&] { return std::make_shared<const CachedBody>(make(), kHtmlType); });
+}
+
+// Every response carries kPageCsp (server.cpp's default headers).
+void send_page(const Req& req, Res& res, const CachedBody& body) { send_cached(req, res, body); }
+
+void send_page(const Req& req, Res& res, int status, std::string html) {
+  send_text(req, res, status, std::move(html), kHtmlType);
+}
+
+std::string filter_query(const OverviewFilter& f) {
+  std::string q;
+  auto add = [&](const char* k, const std::string& v) {
+    q += (q.empty() ? "" : "&") + std::string(k) + "=" + url_encode(v);
+  };
+  if (f.model) add("model", *f.model);
+  if (f.dtype) add("dtype", *f.dtype);
+  if (f.device) add("device", *f.device);
+  if (f.batch) add("batch", std::to_string(*f.batch));
+  if (f.prompt) add("prompt", std::to_string(*f.prompt));
+  return q;
+}
+
+std::string trend_key(const TrendModel& t) {
+  std::string k = "trend-page/";
+  for (const auto& v : t.views) k += std::to_string(v->info.id) + ",";
+  return k + metric_info(t.metric).name;
+}
+
+}  // namespace
+
+void register_page_routes(httplib::Server& http, App& app) {
+  http.Get("/", guarded([&app](const Req& req, Res& res) {
+             const OverviewFilter f = parse_overview_filter(req);
+             const std::string q = filter_query(f);
+             const uint64_t gen = app.generation();
+             auto body = html_body(app, "overview-page/" + q, gen, [&] {
+               return render_overview_page(build_overview(app, f, gen), q);
+             });
+             send_page(req, res, *body);
+           }));
+
+  http.Get(R"(/series/([^/]+))", guarded([&app](const Req& req, Res& res) {
+             const int64_t id = id_param(req, "series");
+             const Metric m = metric_param(req);
+             const uint64_t gen = app.generation();
+             TrendModel t = build_trend(app, {id}, m, gen);
+             send_page(req, res,
+                       *html_body(app, trend_key(t), gen, [&] { return render_trend_page(t); }));
+           }));
+
+  http.Get("/trend", guarded([&app](const Req& req, Res& res) {
+             const auto ids = id_list_param(req, "ids");
+             const Metric m = metric_param(req);
+             const uint64_t gen = app.generation();
+             TrendModel t = build_trend(app, ids, m, gen);
+             send_page(req, res,
+                       *html_body(app, trend_key(t), gen, [&] { return render_trend_page(t); }));
+           }));
+
+  http.Get("/compare", guarded([&app](const Req& req, Res& res) {
+             auto base = query_param(req, "base");
+             auto head = query_param(req, "head");
+             const uint64_t gen = app.generation();
+             auto catalog = commit_catalog(app, gen);
+             const std::string device = query_param(req, "device").value_or("");
+             if (!base && !head) {
+               send_page(req, res, 200, render_compare_form(*catalog, "", "", device, ""));
+               return;
+             }
+             try {
+               if (!base || !head) throw HttpError(400, "give both a base and a head revision");
+               auto v = build_compare(app, req, *base, *head, gen);
+               send_page(req, res, 200, render_compare_page(*v, *catalog, device));
+             } catch (const HttpError& e) {
+               // The form again, filled in, with the reason: a typo is one edit away from fixed.
+               send_page(req, res, e.status,
+                         render_compare_form(*catalog, base.value_or(""), head.value_or(""), device,
+                                             e.what()));
+             }
+           }));
+}
+
+}  // namespace pg::web

@@ -1,0 +1,107 @@
+// Runs: the export documents (read) and POST /api/v1/runs (ingest from remote runners).
+#include <algorithm>
+
+#include "common/errors.h"
+#include "store/run_json.h"
+#include "web/http_util.h"
+#include "web/pages.h"
+#include "web/routes.h"
+
+namespace pg::web {
+
+namespace {
+
+using Req = httplib::Request;
+using Res = httplib::Response;
+
+// Compares without an early exit, so the time taken does not tell how much of a guess was right.
+bool constant_time_equal(const std::string& a, const std::string& b) {
+  const size_t n = std::max(a.size(), b.size());
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+void check_token(const App& app, const Req& req, Res& res) {
+  if (!app.options().token)
+    throw HttpError(403, "ingest is disabled: start perfgate serve with --token-file FILE");
+  const std::string auth = req.get_header_value("Authorization");
+  static const std::string kScheme = "Bearer ";
+  if (auth.size() <= kScheme.size() ||
+      !std::equal(kScheme.begin(), kScheme.end(), auth.begin(),
+                  [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+    res.set_header("WWW-Authenticate", "Bearer realm=\"perfgate\"");
+    throw HttpError(401, "missing bearer token (Authorization: Bearer <token>)");
+  }
+  if (!constant_time_equal(auth.substr(kScheme.size()), *app.options().token)) {
+    res.set_header("WWW-Authenticate", "Bearer realm=\"perfgate\", error=\"invalid_token\"");
+    throw HttpError(401, "invalid bearer token");
+  }
+}
+
+}  // namespace
+
+void register_run_routes(httplib::Server& http, App& app) {
+  http.Get("/api/v1/runs", guarded([&app](const Req& req, Res& res) {
+             const uint64_t gen = app.generation();
+             auto body = app.body_cache().get("runs", gen, [&] {
+               // The export's runs with their cells and metrics; samples only per run.
+               const auto runs = app.store().list_runs({true, false});
+               return std::make_shared<const CachedBody>(runs_to_json(runs, /*with_samples=*/false),
+                                                         kJsonType);
+             });
+             send_cached(req, res, *body);
+           }));
+
+  http.Get(R"(/api/v1/runs/([^/]+))", guarded([&app](const Req& req, Res& res) {
+             const int64_t id = id_param(req, "run");
+             auto run = app.store().load_run(id, {true, true});
+             if (!run) throw HttpError(404, "no run with id " + std::to_string(id));
+             send_json(req, res, 200, run_to_json(*run, /*with_samples=*/true));
+           }));
+
+  http.Get("/runs", guarded([&app](const Req& req, Res& res) {
+             const uint64_t gen = app.generation();
+             auto body = app.body_cache().get("runs-page", gen, [&] {
+               return std::make_shared<const CachedBody>(
+                   render_runs_page(app.store().list_runs({false, false})), kHtmlType);
+             });
+             send_cached(req, res, *body);
+           }));
+
+  http.Get(R"(/runs/([^/]+))", guarded([&app](const Req& req, Res& res) {
+             const int64_t id = id_param(req, "run");
+             Store& s = app.store();
+             auto run = s.load_run(id, {true, true});
+             if (!run) throw HttpError(404, "no run with id " + std::to_string(id));
+             std::vector<int64_t> series;
+             for (const auto& c : run->cells)
+               series.push_back(s.find_series(c.key, run->env).value_or(0));
+             send_text(req, res, 200, render_run_page(*run, series), kHtmlType);
+           }));
+
+  http.Post(
+      "/api/v1/runs", guarded([&app](const Req& req, Res& res) {
+        check_token(app, req, res);
+        // Malformed JSON and schema violations: UsageError with the validator's reason (400).
+        std::vector<Run> runs = runs_from_json(req.body, "request body");
+        if (runs.empty()) throw HttpError(400, "the document holds no runs");
+        const auto imported = app.store().import_runs(runs);  // all or nothing
+        app.note_write();
+        nlohmann::json out = nlohmann::json::array();
+        size_t inserted = 0;
+        for (const auto& i : imported) {
+          out.push_back({{"id", i.id}, {"inserted", i.inserted}});
+          inserted += i.inserted ? 1 : 0;
+        }
+        send_json(
+            req, res, inserted ? 201 : 200,
+            {{"runs", out}, {"inserted", inserted}, {"duplicates", imported.size() - inserted}});
+      }));
+}
+
+}  // namespace pg::web

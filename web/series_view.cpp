@@ -1,0 +1,284 @@
+#include "web/series_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "stats/changepoint.h"
+#include "stats/gate.h"
+#include "web/json_util.h"
+
+namespace pg::web {
+
+const std::vector<MetricInfo>& all_metrics() {
+  static const std::vector<MetricInfo> m = {
+      {Metric::tpot_ms, "tpot_ms", "time per output token", "ms", true},
+      {Metric::prefill_ms, "prefill_ms", "prefill (time to first token)", "ms", true},
+      {Metric::decode_tok_s, "decode_tok_s", "decode throughput", "tok/s", false},
+      {Metric::peak_alloc_bytes, "peak_alloc_bytes", "peak memory", "bytes", true},
+  };
+  return m;
+}
+
+const MetricInfo& metric_info(Metric m) {
+  for (const auto& i : all_metrics())
+    if (i.metric == m) return i;
+  return all_metrics().front();
+}
+
+std::optional<Metric> parse_metric(std::string_view name) {
+  for (const auto& i : all_metrics())
+    if (name == i.name) return i.metric;
+  return std::nullopt;
+}
+
+double percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0.0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+namespace {
+
+// One value per repetition (the spread is then the spread of the repetitions), from the store's
+// per-repetition table, so no raw samples need loading; the cell's stored metric where the
+// quantity is measured once per cell (peak memory) or the repetitions are unknown.
+std::vector<double> repetition_values(const SeriesSample& s, const CellKey& key, Metric m) {
+  std::vector<double> out;
+  switch (m) {
+    case Metric::prefill_ms:
+      out = s.rep_prefill_ms;
+      break;
+    case Metric::tpot_ms:
+      out = s.rep_tpot_ms;
+      break;
+    case Metric::decode_tok_s:
+      // B x (gen_tokens - 1) / decode seconds, with decode seconds = tpot x (gen_tokens - 1).
+      for (double t : s.rep_tpot_ms)
+        if (t > 0) out.push_back(key.batch_size * 1000.0 / t);
+      break;
+    case Metric::peak_alloc_bytes:
+      break;
+  }
+  if (out.empty()) {
+    auto it = s.metrics.find(metric_info(m).name);
+    if (it != s.metrics.end()) out.push_back(it->second);
+  }
+  std::erase_if(out, [](double v) { return !std::isfinite(v); });
+  return out;
+}
+
+struct CommitGroup {
+  SeriesPoint point;
+  std::vector<double> values;
+  std::vector<const SeriesSample*> samples;
+};
+
+std::optional<LastCompare> compare_last_two(const SeriesInfo& info,
+                                            const std::vector<CommitGroup>& groups) {
+  if (groups.size() < 2) return std::nullopt;
+  const CommitGroup& base = groups[groups.size() - 2];
+  const CommitGroup& head = groups.back();
+  if (base.point.commit.empty() || head.point.commit.empty()) return std::nullopt;
+  auto runs_of = [&](const CommitGroup& g) {
+    std::vector<Run> runs;
+    for (const SeriesSample* s : g.samples) {
+      Run r;
+      r.id = s->run_id;
+      r.status = RunStatus::complete;
+      r.git.commit = s->commit;
+      r.env = info.env;
+      CellResult c;
+      c.key = info.key;
+      c.status = s->status;
+      c.metrics = s->metrics;
+      // The gate takes tpot per repetition as sum(decode_ms[rep]) / (gen_tokens - 1); one step of
+      // tpot x (gen_tokens - 1) per repetition gives it exactly the stored repetition values.
+      const double steps = info.key.gen_tokens > 1 ? info.key.gen_tokens - 1 : 1;
+      for (double t : s->rep_tpot_ms) c.samples.decode_ms.push_back({t * steps});
+      r.cells.push_back(std::move(c));
+      runs.push_back(std::move(r));
+    }
+    return runs;
+  };
+  GateOptions opt;
+  const GateResult r =
+      evaluate_gate(base.point.commit, runs_of(base), head.point.commit, runs_of(head), opt);
+  if (r.cells.empty()) return std::nullopt;
+  const CellComparison& c = r.cells.front();
+  return LastCompare{base.point.commit, head.point.commit, to_string(c.verdict), c.ratio,
+                     c.p_adjusted};
+}
+
+}  // namespace
+
+SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSample>& samples,
+                             Metric metric) {
+  SeriesView v;
+  v.info = info;
+  v.metric = metric;
+  const MetricInfo& mi = metric_info(metric);
+
+  // Group by commit, keeping history order (the store sorts by commit time, then run id). Runs
+  // made outside a repository have no commit: each is its own point.
+  std::vector<CommitGroup> groups;
+  std::map<std::string, size_t> by_commit;
+  for (const SeriesSample& s : samples) {
+    if (s.status != CellStatus::ok) {
+      ++v.skipped_cells;
+      continue;
+    }
+    std::vector<double> vals = repetition_values(s, info.key, metric);
+    if (vals.empty()) {
+      ++v.skipped_cells;
+      continue;
+    }
+    size_t gi;
+    auto it = s.commit.empty() ? by_commit.end() : by_commit.find(s.commit);
+    if (it == by_commit.end()) {
+      gi = groups.size();
+      groups.emplace_back();
+      groups[gi].point.commit = s.commit;
+      groups[gi].point.subject = s.subject;
+      groups[gi].point.time = s.commit_time.empty() ? s.started_at : s.commit_time;
+      if (!s.commit.empty()) by_commit.emplace(s.commit, gi);
+    } else {
+      gi = it->second;
+    }
+    CommitGroup& g = groups[gi];
+    g.point.run_ids.push_back(s.run_id);
+    g.values.insert(g.values.end(), vals.begin(), vals.end());
+    g.samples.push_back(&s);
+  }
+
+  std::vector<double> medians;
+  for (CommitGroup& g : groups) {
+    std::sort(g.values.begin(), g.values.end());
+    g.point.median = percentile(g.values, 0.5);
+    g.point.spread = {g.values.front(), percentile(g.values, 0.25), percentile(g.values, 0.75),
+                      g.values.back(), g.values.size()};
+    medians.push_back(g.point.median);
+  }
+
+  const double min_effect = GateOptions{}.min_effect;
+  for (const ChangePoint& cp : detect_change_points(medians)) {
+    if (cp.index >= groups.size()) continue;
+    SeriesChange c;
+    c.index = cp.index;
+    c.commit = groups[cp.index].point.commit;
+    c.before = cp.before;
+    c.after = cp.after;
+    c.p_value = cp.p_value;
+    c.relative = cp.before != 0 ? cp.after / cp.before - 1.0 : 0.0;
+    const bool worse = mi.higher_is_worse ? cp.after > cp.before : cp.after < cp.before;
+    c.direction = worse ? "regression" : "improvement";
+    c.flagged = std::abs(c.relative) >= min_effect;
+    if (c.flagged) groups[cp.index].point.flag = c.direction;
+    v.changes.push_back(c);
+  }
+
+  if (metric == Metric::tpot_ms) {
+    v.last_compare = compare_last_two(info, groups);
+    if (v.last_compare &&
+        (v.last_compare->verdict == "regression" || v.last_compare->verdict == "improvement"))
+      groups.back().point.flag = v.last_compare->verdict;
+  }
+
+  for (CommitGroup& g : groups) v.points.push_back(std::move(g.point));
+
+  if (!v.points.empty()) {
+    v.status = "steady";
+    const size_t n = v.points.size();
+    const SeriesChange* recent = nullptr;
+    for (const SeriesChange& c : v.changes)
+      if (c.flagged && c.index + kRecentPoints >= n) recent = &c;
+    if (recent) v.status = recent->direction == "regression" ? "regressed" : "improved";
+    if (v.last_compare && v.last_compare->verdict == "regression") v.status = "regressed";
+    if (v.last_compare && v.last_compare->verdict == "improvement") v.status = "improved";
+  }
+  return v;
+}
+
+nlohmann::json point_json(const SeriesPoint& p) {
+  nlohmann::json j;
+  j["commit"] = p.commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.commit);
+  j["subject"] = p.subject;
+  j["time"] = p.time;
+  j["run_id"] = p.run_ids.back();  // the latest run of the commit: what a click opens
+  j["run_ids"] = p.run_ids;
+  j["median"] = p.median;
+  j["spread"] = {{"min", p.spread.min},
+                 {"q1", p.spread.q1},
+                 {"q3", p.spread.q3},
+                 {"max", p.spread.max},
+                 {"n", p.spread.n}};
+  j["flag"] = p.flag.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.flag);
+  return j;
+}
+
+namespace {
+nlohmann::json opt_num(const std::optional<double>& d) {
+  return d && std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json(nullptr);
+}
+nlohmann::json last_compare_json(const std::optional<LastCompare>& c) {
+  if (!c) return nullptr;
+  return {{"base", c->base},
+          {"head", c->head},
+          {"verdict", c->verdict},
+          {"ratio", opt_num(c->ratio)},
+          {"p_adjusted", opt_num(c->p_adjusted)}};
+}
+}  // namespace
+
+nlohmann::json series_view_json(const SeriesView& v) {
+  const MetricInfo& mi = metric_info(v.metric);
+  nlohmann::json j;
+  j["id"] = v.info.id;
+  j["key"] = key_json(v.info.key);
+  j["env"] = env_json(v.info.env);
+  j["metric"] = mi.name;
+  j["unit"] = mi.unit;
+  j["higher_is_worse"] = mi.higher_is_worse;
+  j["status"] = v.status;
+  j["skipped_cells"] = v.skipped_cells;
+  nlohmann::json pts = nlohmann::json::array();
+  for (const auto& p : v.points) pts.push_back(point_json(p));
+  j["points"] = std::move(pts);
+  nlohmann::json cps = nlohmann::json::array();
+  for (const auto& c : v.changes)
+    cps.push_back(
+        {{"index", c.index},
+         {"commit", c.commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.commit)},
+         {"before", c.before},
+         {"after", c.after},
+         {"relative", c.relative},
+         {"p_value", c.p_value},
+         {"direction", c.direction},
+         {"flagged", c.flagged}});
+  j["change_points"] = std::move(cps);
+  j["last_compare"] = last_compare_json(v.last_compare);
+  return j;
+}
+
+nlohmann::json series_latest_json(const SeriesView& v) {
+  nlohmann::json j;
+  j["status"] = v.status;
+  j["points"] = v.points.size();
+  if (v.points.empty()) {
+    j["commit"] = nullptr;
+    j[metric_info(v.metric).name] = nullptr;
+  } else {
+    const SeriesPoint& p = v.points.back();
+    j["commit"] = p.commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.commit);
+    j["subject"] = p.subject;
+    j["time"] = p.time;
+    j["run_id"] = p.run_ids.back();
+    j[metric_info(v.metric).name] = p.median;
+  }
+  j["last_compare"] = last_compare_json(v.last_compare);
+  return j;
+}
+
+}  // namespace pg::web

@@ -1,0 +1,82 @@
+// One series as the trend page and the overview show it: one point per commit in history order,
+// the spread of its repetitions, change points, and a status (regressed / improved / steady).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/store.h"
+
+namespace pg::web {
+
+enum class Metric { tpot_ms, prefill_ms, decode_tok_s, peak_alloc_bytes };
+
+struct MetricInfo {
+  Metric metric;
+  const char* name;   // the SPEC metric name, used in URLs and JSON
+  const char* label;  // for people
+  const char* unit;
+  bool higher_is_worse;
+};
+const std::vector<MetricInfo>& all_metrics();
+const MetricInfo& metric_info(Metric m);
+std::optional<Metric> parse_metric(std::string_view name);
+
+// Distribution of the repetitions pooled over every run of one commit.
+struct Spread {
+  double min = 0, q1 = 0, q3 = 0, max = 0;
+  size_t n = 0;
+};
+
+struct SeriesPoint {
+  std::string commit;  // full SHA; empty for a run made outside a git repository
+  std::string subject;
+  std::string time;  // commit time, or the run's start when there is no commit
+  std::vector<int64_t> run_ids;
+  double median = 0;
+  Spread spread;
+  std::string flag;  // "", "regression" or "improvement" (a change point or the last compare)
+};
+
+struct SeriesChange {
+  size_t index = 0;  // first point of the new segment
+  std::string commit;
+  double before = 0, after = 0, relative = 0, p_value = 1;
+  std::string direction;  // "regression" | "improvement" (by the metric's sense)
+  bool flagged = false;   // |relative| reaches the gate's min_effect
+};
+
+// The gate (stats/gate.h) between the last two commits of the series, on this cell only.
+struct LastCompare {
+  std::string base, head, verdict;
+  std::optional<double> ratio, p_adjusted;
+};
+
+struct SeriesView {
+  SeriesInfo info;
+  Metric metric = Metric::tpot_ms;
+  std::vector<SeriesPoint> points;
+  std::vector<SeriesChange> changes;
+  std::optional<LastCompare> last_compare;  // tpot_ms (the gated metric) only
+  std::string status = "no-data";           // "regressed" | "improved" | "steady" | "no-data"
+  size_t skipped_cells = 0;                 // oom / invalid / error cells: stored, not drawn
+};
+
+// A change point counts for the status while it lies within this many last points.
+inline constexpr size_t kRecentPoints = 10;
+
+SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSample>& samples,
+                             Metric metric);
+
+// The /api/v1/series/{id} document.
+nlohmann::json series_view_json(const SeriesView& v);
+// The "latest" object of /api/v1/series: last point, status, last compare.
+nlohmann::json series_latest_json(const SeriesView& v);
+nlohmann::json point_json(const SeriesPoint& p);
+
+// Percentile with linear interpolation between order statistics; `sorted` must be sorted.
+double percentile(const std::vector<double>& sorted, double q);
+
+}  // namespace pg::web

@@ -1,0 +1,239 @@
+#include "web/server.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "common/errors.h"
+#include "web/app.h"
+#include "web/assets.h"
+#include "web/html.h"
+#include "web/http_util.h"
+#include "web/routes.h"
+
+namespace pg::web {
+
+namespace {
+
+// cpp-httplib keeps its listening socket protected; the subclass reaches it to raise the listen
+// backlog, which the Debian build fixes at 5 (too few for a burst of browser or wrk connections).
+class HttpServer : public httplib::Server {
+ public:
+  int listening_socket() const { return svr_sock_; }
+};
+
+thread_local std::chrono::steady_clock::time_point tl_request_start;
+thread_local bool tl_request_timed = false;
+
+void log_request(const httplib::Request& req, const httplib::Response& res) {
+  char ms[32] = "-";
+  if (tl_request_timed) {
+    const double elapsed = std::chrono::duration<double, std::milli>(
+                               std::chrono::steady_clock::now() - tl_request_start)
+                               .count();
+    std::snprintf(ms, sizeof ms, "%.2fms", elapsed);
+  }
+  tl_request_timed = false;
+  char when[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const std::string line = std::string(when) + " " + log_safe(req.method, 16) + " " +
+                           log_safe(req.path) + " " + std::to_string(res.status) + " " + ms + " " +
+                           std::to_string(res.body.size()) + "B\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+// Why a bind failed, in words: cpp-httplib only reports that it did.
+std::string bind_failure_reason(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0)
+    return "cannot resolve host '" + host + "': " + gai_strerror(rc);
+  std::string why = "unknown error";
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0) why = std::strerror(errno);
+    ::close(fd);
+  }
+  freeaddrinfo(res);
+  return why;
+}
+
+}  // namespace
+
+std::string read_token_file(const std::string& path) {
+  // The same reading as the runner's --token-file (runner/submit.h): the whole file, surrounding
+  // whitespace trimmed, one word.
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("--token-file " + path + ": cannot read the file");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  const auto b = text.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) throw UsageError("--token-file " + path + ": the file is empty");
+  const std::string token = text.substr(b, text.find_last_not_of(" \t\r\n") - b + 1);
+  if (token.find_first_of(" \t\r\n") != std::string::npos)
+    throw UsageError("--token-file " + path + ": holds more than one word; expected one token");
+  if (token.size() < 16)
+    std::fprintf(stderr, "perfgate serve: warning: the ingest token in %s is only %zu characters\n",
+                 path.c_str(), token.size());
+  return token;
+}
+
+struct Server::Impl {
+  explicit Impl(ServeOptions o) : opt(o), app(std::move(o)) {}
+  ServeOptions opt;
+  App app;
+  HttpServer http;
+  int port = -1;
+};
+
+Server::Server(ServeOptions opt) {
+  if (opt.db_path.empty()) throw UsageError("--db: empty path");
+  std::error_code ec;
+  if (!std::filesystem::exists(opt.db_path, ec))
+    throw UsageError("--db " + opt.db_path +
+                     ": no such database (serve does not create one; store runs with `perfgate "
+                     "run --db " +
+                     opt.db_path + "` first)");
+  if (opt.port < 0 || opt.port > 65535) throw UsageError("--port must be in 0..65535");
+  if (opt.threads < 1 || opt.threads > 1024) throw UsageError("--threads must be in 1..1024");
+  { Store check(opt.db_path); }  // not a perfgate database, or from a newer perfgate: UsageError
+  impl_ = std::make_unique<Impl>(std::move(opt));
+  find_asset("style.css");  // builds the asset table (and gzips plotly) before the first request
+
+  auto& http = impl_->http;
+  App& app = impl_->app;
+  const size_t threads = static_cast<size_t>(impl_->opt.threads);
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.set_payload_max_length(impl_->opt.max_body_bytes);
+  http.set_keep_alive_max_count(10000);
+  // Short: an idle keep-alive connection holds a worker thread, and shutdown waits for it.
+  http.set_keep_alive_timeout(2);
+  http.set_read_timeout(10);
+  http.set_write_timeout(10);
+  http.set_tcp_nodelay(true);
+  http.set_default_headers({{"X-Content-Type-Options", "nosniff"},
+                            {"Referrer-Policy", "same-origin"},
+                            {"X-Frame-Options", "DENY"},
+                            {"Content-Security-Policy", kPageCsp}});
+  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+    tl_request_start = std::chrono::steady_clock::now();
+    tl_request_timed = true;
+    // Compression is ours (see compress.h): take the header away before cpp-httplib sees it.
+    const std::string ae = req.get_header_value("Accept-Encoding");
+    set_client_accepts_gzip(ae.find("gzip") != std::string::npos);
+    const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  http.set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        std::string reason = res.status == 404   ? "not found"
+                             : res.status == 413 ? "request body too large"
+                             : res.status == 414 ? "request URI too long"
+                                                 : "bad request";
+        set_client_accepts_gzip(false);
+        const int status = res.status;
+        send_error(req, res, status, reason);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  if (impl_->opt.log_requests) http.set_logger(log_request);
+
+  register_static_routes(http);
+  register_page_routes(http, app);
+  register_api_routes(http, app);
+  register_run_routes(http, app);
+}
+
+Server::~Server() {
+  if (impl_ && impl_->http.is_running()) impl_->http.stop();
+}
+
+int Server::bind() {
+  // A client that hangs up mid-response must not kill the server (cpp-httplib sends without
+  // MSG_NOSIGNAL on Linux).
+  ::signal(SIGPIPE, SIG_IGN);
+  const auto& o = impl_->opt;
+  int port = -1;
+  if (o.port == 0) {
+    port = impl_->http.bind_to_any_port(o.host);
+  } else if (impl_->http.bind_to_port(o.host, o.port)) {
+    port = o.port;
+  }
+  if (port <= 0)
+    throw RuntimeFailure("cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " +
+                         bind_failure_reason(o.host, o.port));
+  ::listen(impl_->http.listening_socket(), SOMAXCONN);
+  impl_->port = port;
+  return port;
+}
+
+void Server::serve() {
+  if (impl_->port <= 0) bind();
+  impl_->http.listen_after_bind();
+}
+
+void Server::stop() { impl_->http.stop(); }
+bool Server::is_running() const { return impl_->http.is_running(); }
+int Server::port() const { return impl_->port; }
+
+int run_serve(const ServeOptions& opt) {
+  // SIGINT/SIGTERM are blocked in every thread (the mask is inherited by the workers created
+  // below) and taken by one watcher thread with sigwait: stopping the server then runs in a normal
+  // thread context, never inside a signal handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  Server server(opt);
+  const int port = server.bind();
+  std::fprintf(
+      stderr, "perfgate serve: listening on http://%s:%d/ (db %s, ingest %s)\n",
+      opt.host.find(':') != std::string::npos ? ("[" + opt.host + "]").c_str() : opt.host.c_str(),
+      port, opt.db_path.c_str(), opt.token ? "on" : "off: no --token-file");
+  std::atomic<bool> finished{false};
+  std::thread watcher([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (finished.load()) return;
+    std::fprintf(stderr, "perfgate serve: %s received, shutting down\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    server.stop();
+  });
+  server.serve();
+  finished.store(true);
+  pthread_kill(watcher.native_handle(), SIGTERM);  // wakes the watcher if no signal came
+  watcher.join();
+  std::fprintf(stderr, "perfgate serve: stopped\n");
+  return kExitOk;
+}
+
+}  // namespace pg::web
