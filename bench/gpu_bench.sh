@@ -12,7 +12,7 @@ mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 pg=./build-gpu/perfgate
-db="$out/gpu.db"
+db=/tmp/pgbench/gpu.db; mkdir -p /tmp/pgbench
 
 # Two throwaway commits so that the two identical sweeps for the sensitivity check are two
 # revisions to `perfgate compare` (the tree itself travels without .git).
@@ -29,8 +29,12 @@ run() { echo "+ perfgate run $*" >&2; "$pg" run --db "$db" --quiet "$@"; }
 
 if [ "$what" = perfgate ] || [ "$what" = all ]; then
   if [ ! -x "$pg" ]; then
-    cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null
-    cmake --build build-gpu -j16 --target perfgate 2>&1 | grep -E "error|warning" || true
+    plotly=()
+    [ -f .device-plotly/plotly.min.js ] && plotly=(-DPERFGATE_PLOTLY_JS="$PWD/.device-plotly/plotly.min.js")
+    cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release "${plotly[@]}" >/dev/null
+    cmake --build build-gpu -j16 --target perfgate lm_tests 2>&1 | grep -E "error|warning" || true
+    # The CUDA half of the lm suite (graph decode = eager decode, timed replays), skipped on CPU.
+    build-gpu/tests/runner/lm_tests --gtest_filter='LmCuda.*' 2>&1 | tee "$out/lm_cuda_tests.txt" || true
   fi
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/nvidia-smi.txt"
   seed="--batch-sizes 1,4,8,16 --seq-lens 64,256,512 --gen-tokens 32 --warmup 3 --reps 10"
@@ -43,6 +47,9 @@ if [ "$what" = perfgate ] || [ "$what" = all ]; then
   run --model cs336-small,cs336-medium,cs336-large,cs336-xl --dtype bf16 --batch-sizes 1,16 --seq-lens 512 --repo $aa_repo
   # The seeds' KV-cache contrast.
   run --model gpt2 --dtype bf16 --batch-sizes 1,16 --seq-lens 64,512 --kv-cache on,off --repo $aa_repo
+  # Harness overhead (issue 6 item 4): per-step events vs one pair around the decode loop.
+  PERFGATE_TIMING=loop "$pg" run --db /tmp/pgbench/timing_loop.db --quiet --model gpt2,gpt2-xl --dtype bf16 --batch-sizes 1 --seq-lens 512 --cuda-graphs on,off --repo $aa_repo || true
+  "$pg" export --db /tmp/pgbench/timing_loop.db --format json > "$out/timing_loop.json" || true
   # Sensitivity: the same gpt2 bf16 seed sweep again at a second (empty) commit, then the gate.
   at main~1
   run --model gpt2 --dtype bf16 $seed --repo $aa_repo

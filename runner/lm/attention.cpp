@@ -29,6 +29,10 @@ at::Tensor causal_mask(int64_t T, int64_t S, AttentionKind kind, const at::Tenso
   return at::full({T, S}, -INFINITY, opts).triu(S - T + 1);
 }
 
+at::Tensor decode_validity_mask(const at::Tensor& positions, const at::Tensor& pos) {
+  return positions.le(pos).view({1, 1, 1, -1});
+}
+
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                   const at::Tensor& mask, AttentionKind kind) {
   const int64_t T = q.size(2), S = k.size(2);
@@ -43,7 +47,10 @@ at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   auto scores = at::matmul(q * scale, k.transpose(-2, -1));  // [B, H, T, S]
-  if (mask.defined()) scores.add_(mask);
+  if (mask.defined() && mask.scalar_type() == at::kBool)
+    scores = at::where(mask, scores, -INFINITY);
+  else if (mask.defined())
+    scores.add_(mask);
   return at::matmul(at::softmax(scores, -1), v);
 }
 

@@ -17,6 +17,13 @@ bool sdpa_available();                                   // LibTorch 2.x
 // plain causal square, which its is_causal flag covers without materialising a mask.
 at::Tensor causal_mask(int64_t T, int64_t S, AttentionKind kind, const at::TensorOptions& opts);
 
+// Which of the static cache's positions a decode step at `pos` (long [1], on the device) may
+// read: positions <= pos, as a boolean [1, 1, 1, max_len] (true = attend), computed on the
+// device once per step. `positions` is arange(max_len) on the device.
+at::Tensor decode_validity_mask(const at::Tensor& positions, const at::Tensor& pos);
+
+// mask: undefined, additive (0 / -inf in the activations' dtype), or boolean (true = attend);
+// math attention sets the scores outside a boolean mask to -inf.
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                   const at::Tensor& mask, AttentionKind kind);
 

@@ -8,8 +8,10 @@
 #ifdef PERFGATE_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -93,6 +95,62 @@ std::unique_ptr<StepClock> make_cuda_step_clock(int index, size_t max_marks) {
   return std::make_unique<CudaEventClock>(index, max_marks);
 }
 
+namespace {
+class PoolStreamScope : public CudaStreamScope {
+ public:
+  explicit PoolStreamScope(int index)
+      : guard_(at::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(index))) {}
+
+ private:
+  c10::cuda::CUDAStreamGuard guard_;
+};
+
+class CapturedGraph : public CudaGraph {
+ public:
+  void replay() override { graph.replay(); }
+  at::cuda::CUDAGraph graph;
+};
+
+// `waiter` waits (on the device) for everything queued so far on `done`.
+void wait_stream(const at::cuda::CUDAStream& waiter, const at::cuda::CUDAStream& done) {
+  at::cuda::CUDAEvent event;
+  event.record(done);
+  event.block(waiter);
+}
+}  // namespace
+
+std::unique_ptr<CudaStreamScope> use_pool_stream(int index) {
+  return std::make_unique<PoolStreamScope>(index);
+}
+
+std::unique_ptr<CudaGraph> capture_cuda_graph(int index, const std::function<void()>& step,
+                                              int warmup) {
+  const auto device = static_cast<c10::DeviceIndex>(index);
+  const auto current = at::cuda::getCurrentCUDAStream(device);
+  if (current == at::cuda::getDefaultCUDAStream(device))
+    throw RuntimeFailure("a CUDA graph cannot be captured on the default stream");
+  const auto side = at::cuda::getStreamFromPool(false, device);
+  wait_stream(side, current);
+  {
+    c10::cuda::CUDAStreamGuard on_side(side);
+    for (int i = 0; i < warmup; ++i) step();
+  }
+  wait_stream(current, side);
+  auto g = std::make_unique<CapturedGraph>();
+  g->graph.capture_begin();
+  try {
+    step();
+  } catch (...) {
+    try {
+      g->graph.capture_end();  // leave capture mode before the error goes on
+    } catch (...) {
+    }
+    throw;
+  }
+  g->graph.capture_end();
+  return g;
+}
+
 void cuda_reset_peak_allocated(int index) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index));
 }
@@ -112,6 +170,12 @@ void cuda_empty_cache() {
 int cuda_device_count() { return 0; }
 CudaDeviceInfo cuda_device_info(int) { throw RuntimeFailure("this LibTorch has no CUDA"); }
 std::unique_ptr<StepClock> make_cuda_step_clock(int, size_t) {
+  throw RuntimeFailure("this LibTorch has no CUDA");
+}
+std::unique_ptr<CudaStreamScope> use_pool_stream(int) {
+  throw RuntimeFailure("this LibTorch has no CUDA");
+}
+std::unique_ptr<CudaGraph> capture_cuda_graph(int, const std::function<void()>&, int) {
   throw RuntimeFailure("this LibTorch has no CUDA");
 }
 void cuda_reset_peak_allocated(int) {}

@@ -2,6 +2,7 @@
 // LibTorch (PERFGATE_WITH_CUDA undefined) they report no GPU.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,28 @@ CudaDeviceInfo cuda_device_info(int index);
 
 // CUDA events (timing enabled) recorded on the current stream of `index`.
 std::unique_ptr<StepClock> make_cuda_step_clock(int index, size_t max_marks);
+
+// Makes a stream from the pool of device `index` current until destroyed: a CUDA graph cannot
+// be captured on the default stream, and the events of a graph cell must be recorded on the
+// stream that runs its prefill and replays.
+class CudaStreamScope {
+ public:
+  virtual ~CudaStreamScope() = default;
+};
+std::unique_ptr<CudaStreamScope> use_pool_stream(int index);
+
+// One captured CUDA graph; destroying it frees its memory pool.
+class CudaGraph {
+ public:
+  virtual ~CudaGraph() = default;
+  virtual void replay() = 0;  // on the current stream
+};
+// As PyTorch does: `warmup` calls of step on a side stream that waits for the current one,
+// the current stream waits for them, then one call captured on the current stream (which must
+// not be the default stream: see use_pool_stream). Throws on failure, c10::OutOfMemoryError
+// included.
+std::unique_ptr<CudaGraph> capture_cuda_graph(int index, const std::function<void()>& step,
+                                              int warmup = 3);
 
 void cuda_reset_peak_allocated(int index);
 int64_t cuda_peak_allocated(int index);  // bytes since the last reset

@@ -141,6 +141,7 @@ Environment device_environment(const std::string& device) {
   Environment env;
   env["torch"] = TORCH_VERSION;
   env["threads"] = std::to_string(at::get_num_threads());
+  env["timing"] = lm::timing_mode_name(lm::timing_mode());
   env["cpu"] = lm::cpu_model();
   if (d.is_cuda()) {
     const auto info = lm::cuda_device_info(d.index());

@@ -1,5 +1,7 @@
 #include "runner/lm/generate.h"
 
+#include "common/errors.h"
+
 namespace pg::lm {
 namespace {
 
@@ -9,8 +11,12 @@ at::Tensor argmax_last(const at::Tensor& logits) { return logits.argmax(-1); }  
 
 at::Tensor generate(const Model& m, const at::Tensor& prompt, const GenerateOptions& opt) {
   const int64_t B = prompt.size(0), P = prompt.size(1), G = opt.gen_tokens;
+  auto* step = opt.static_step;
+  KVCache* cache = step ? &step->cache() : opt.cache;
+  if (step && (step->token().size(0) != B || P + G - 1 > cache->max_len()))
+    throw RuntimeFailure("the static decode step's buffers do not fit this prompt");
   at::Tensor seq;  // without a cache: the whole sequence so far, re-read every step
-  if (!opt.cache) {
+  if (!cache) {
     seq = at::empty({B, P + G}, prompt.options());
     seq.narrow(1, 0, P).copy_(prompt);
   }
@@ -20,20 +26,23 @@ at::Tensor generate(const Model& m, const at::Tensor& prompt, const GenerateOpti
   };
 
   mark();
-  auto next = argmax_last(forward(m, prompt, 0, opt.cache, opt.attention, true));
+  auto next = argmax_last(forward(m, prompt, 0, cache, opt.attention, true));
   mark();
   for (int64_t i = 1; i < G; ++i) {
     if (opt.keep_tokens) out.narrow(1, i - 1, 1).copy_(next);
     const int64_t pos = P + i - 1;  // position of the token fed in
-    at::Tensor logits;
-    if (opt.cache) {
-      logits = forward(m, next, pos, opt.cache, opt.attention, true);
+    if (step) {
+      step->token().copy_(next);  // device to device; next may be out() itself
+      step->set_position(pos);
+      opt.run_step ? opt.run_step() : step->run();
+      next = step->out();
+    } else if (cache) {
+      next = argmax_last(forward(m, next, pos, cache, opt.attention, true));
     } else {
       seq.narrow(1, pos, 1).copy_(next);
-      logits = forward(m, seq.narrow(1, 0, pos + 1), 0, nullptr, opt.attention, true);
+      next = argmax_last(forward(m, seq.narrow(1, 0, pos + 1), 0, nullptr, opt.attention, true));
     }
-    next = argmax_last(logits);
-    mark();
+    if (opt.mark_each_step || i == G - 1) mark();
   }
   if (opt.keep_tokens) out.narrow(1, G - 1, 1).copy_(next);
   return out;

@@ -27,4 +27,13 @@ std::pair<at::Tensor, at::Tensor> KVCache::update(int64_t layer, int64_t pos, co
   return {kc.narrow(2, 0, pos + T), vc.narrow(2, 0, pos + T)};
 }
 
+std::pair<at::Tensor, at::Tensor> KVCache::update_at(int64_t layer, const at::Tensor& pos,
+                                                     const at::Tensor& k, const at::Tensor& v) {
+  const auto& kc = k_[layer];
+  const auto& vc = v_[layer];
+  kc.index_copy_(2, pos, k);
+  vc.index_copy_(2, pos, v);
+  return {kc, vc};
+}
+
 }  // namespace pg::lm

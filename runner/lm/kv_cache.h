@@ -18,7 +18,14 @@ class KVCache {
   // filled prefix [0, pos + T), which attention reads.
   std::pair<at::Tensor, at::Tensor> update(int64_t layer, int64_t pos, const at::Tensor& k,
                                            const at::Tensor& v);
+  // Writes k, v [B, H, 1, Dh] at the position held on the device (pos: long [1]) with
+  // index_copy_, and returns the whole per-layer buffers [B, H, max_len, Dh]: no host-side use
+  // of the position, so that a CUDA graph can capture it. Positions past pos hold stale values;
+  // attention must mask them.
+  std::pair<at::Tensor, at::Tensor> update_at(int64_t layer, const at::Tensor& pos,
+                                              const at::Tensor& k, const at::Tensor& v);
   int64_t max_len() const { return max_len_; }
+  const at::Tensor& buffer() const { return buffer_; }  // tests write garbage past the prefix
 
  private:
   at::Tensor buffer_;              // [n_layer, 2, B, H, max_len, Dh], one allocation

@@ -78,41 +78,72 @@ void init_rope(Model& m) {
   m.rope_sin = angles.sin().to(m.options());
 }
 
-at::Tensor forward(const Model& m, const at::Tensor& tokens, int64_t pos, KVCache* cache,
-                   AttentionKind attention, bool last_only) {
-  const auto& cfg = m.cfg;
-  const int64_t B = tokens.size(0), T = tokens.size(1), D = cfg.d_model, H = cfg.n_head;
-  if (!cache && pos != 0) throw RuntimeFailure("forward without a KV cache must start at 0");
-  if (pos + T > cfg.context)
-    throw RuntimeFailure("sequence of " + std::to_string(pos + T) + " tokens exceeds context " +
-                         std::to_string(cfg.context));
-  const bool gpt2 = cfg.family == Family::gpt2;
-  auto x = at::embedding(m.wte, tokens);
-  if (gpt2) x = x + m.wpe.narrow(0, pos, T);
-  at::Tensor cos, sin;
-  if (!gpt2) {
-    cos = m.rope_cos.narrow(0, pos, T);
-    sin = m.rope_sin.narrow(0, pos, T);
-  }
-  const auto mask = causal_mask(T, pos + T, attention, m.options());
+namespace {
 
+// The layers, the final norm and the head over embedded x [B, T, D]; `attend_layer` runs
+// attention for layer l on q, k, v [B, H, T, Dh] (it writes the cache if there is one).
+template <class AttendLayer>
+at::Tensor run_layers(const Model& m, at::Tensor x, const at::Tensor& cos, const at::Tensor& sin,
+                      bool last_only, AttendLayer&& attend_layer) {
+  const int64_t B = x.size(0), T = x.size(1), D = m.cfg.d_model, H = m.cfg.n_head;
   for (size_t l = 0; l < m.layers.size(); ++l) {
     const auto& w = m.layers[l];
     auto qkv = linear(norm(m, x, w.ln1_w, w.ln1_b), w.qkv_w, w.qkv_b)
                    .view({B, T, 3, H, D / H})
                    .permute({2, 0, 3, 1, 4});  // [3, B, H, T, Dh]
-    auto q = qkv[0], k = qkv[1], v = qkv[2];
-    if (!gpt2) {
-      q = apply_rope(q, cos, sin);
-      k = apply_rope(k, cos, sin);
-    }
-    if (cache) std::tie(k, v) = cache->update(static_cast<int64_t>(l), pos, k, v);
-    auto y = attend(q, k, v, mask, attention).transpose(1, 2).reshape({B, T, D});
+    // One rotation for q and k together halves RoPE's small kernels.
+    auto qk = cos.defined() ? apply_rope(qkv.narrow(0, 0, 2), cos, sin) : qkv.narrow(0, 0, 2);
+    auto y = attend_layer(static_cast<int64_t>(l), qk[0], qk[1], qkv[2])
+                 .transpose(1, 2)
+                 .reshape({B, T, D});
     x = x + linear(y, w.proj_w, w.proj_b);
     x = x + mlp(m, w, norm(m, x, w.ln2_w, w.ln2_b));
   }
   if (last_only) x = x.narrow(1, T - 1, 1);
   return at::linear(norm(m, x, m.lnf_w, m.lnf_b), m.head());
+}
+
+}  // namespace
+
+at::Tensor forward(const Model& m, const at::Tensor& tokens, int64_t pos, KVCache* cache,
+                   AttentionKind attention, bool last_only) {
+  const auto& cfg = m.cfg;
+  const int64_t T = tokens.size(1);
+  if (!cache && pos != 0) throw RuntimeFailure("forward without a KV cache must start at 0");
+  if (pos + T > cfg.context)
+    throw RuntimeFailure("sequence of " + std::to_string(pos + T) + " tokens exceeds context " +
+                         std::to_string(cfg.context));
+  auto x = at::embedding(m.wte, tokens);
+  at::Tensor cos, sin;
+  if (cfg.family == Family::gpt2) {
+    x = x + m.wpe.narrow(0, pos, T);
+  } else {
+    cos = m.rope_cos.narrow(0, pos, T);
+    sin = m.rope_sin.narrow(0, pos, T);
+  }
+  const auto mask = causal_mask(T, pos + T, attention, m.options());
+  return run_layers(m, x, cos, sin, last_only,
+                    [&](int64_t l, const at::Tensor& q, at::Tensor k, at::Tensor v) {
+                      if (cache) std::tie(k, v) = cache->update(l, pos, k, v);
+                      return attend(q, k, v, mask, attention);
+                    });
+}
+
+at::Tensor forward_static_step(const Model& m, const at::Tensor& token, const at::Tensor& pos,
+                               KVCache& cache, const at::Tensor& valid, AttentionKind attention) {
+  auto x = at::embedding(m.wte, token);
+  at::Tensor cos, sin;
+  if (m.cfg.family == Family::gpt2) {
+    x = x + m.wpe.index_select(0, pos);
+  } else {
+    cos = m.rope_cos.index_select(0, pos);
+    sin = m.rope_sin.index_select(0, pos);
+  }
+  return run_layers(m, x, cos, sin, true,
+                    [&](int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+                      auto [kc, vc] = cache.update_at(l, pos, k, v);
+                      return attend(q, kc, vc, valid, attention);
+                    });
 }
 
 }  // namespace pg::lm

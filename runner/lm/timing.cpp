@@ -1,6 +1,8 @@
 #include "runner/lm/timing.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <string>
 
 #include "common/errors.h"
 #include "runner/lm/cuda_support.h"
@@ -25,6 +27,16 @@ class SteadyClock : public StepClock {
 };
 
 }  // namespace
+
+TimingMode timing_mode() {
+  const char* v = std::getenv("PERFGATE_TIMING");
+  if (!v || std::string(v).empty() || std::string(v) == "step") return TimingMode::step;
+  if (std::string(v) == "loop") return TimingMode::loop;
+  throw UsageError("PERFGATE_TIMING: unknown value '" + std::string(v) +
+                   "' (expected step or loop)");
+}
+
+const char* timing_mode_name(TimingMode mode) { return mode == TimingMode::loop ? "loop" : "step"; }
 
 std::unique_ptr<StepClock> make_step_clock(const at::Device& device, size_t max_marks) {
   if (device.is_cuda()) return make_cuda_step_clock(device.index(), max_marks);

@@ -18,6 +18,13 @@ class StepClock {
   virtual std::vector<double> intervals_ms() = 0;
 };
 
+// PERFGATE_TIMING: "step" (the default) marks every decode step; "loop" marks only around the
+// whole decode loop, to measure what per-step events cost (issue 6, harness overhead). A loop
+// cell reports decode_ms as G - 1 equal entries of total / (G - 1). Anything else: UsageError.
+enum class TimingMode { step, loop };
+TimingMode timing_mode();
+const char* timing_mode_name(TimingMode mode);
+
 // max_marks: marks per repetition (gen_tokens + 1), preallocated so marking never allocates.
 std::unique_ptr<StepClock> make_step_clock(const at::Device& device, size_t max_marks);
 

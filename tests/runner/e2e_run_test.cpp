@@ -167,7 +167,7 @@ TEST_F(RunE2E, BadUsageExitsTwoAndStoresNothing) {
       {{"run", "--reps"}, "--reps"},
       {{"run", "--config", "bad.toml"}, "bad.toml:2: batch-sizes: '-4' is not a positive integer"},
       {{"run", "--config", "missing.toml"}, "--config: cannot read 'missing.toml'"},
-      {{"run", "--device", "cpu", "--cuda-graphs", "on"}, "--cuda-graphs on is not implemented"},
+      {{"run", "--device", "cpu", "--cuda-graphs", "on"}, "--cuda-graphs on needs --device cuda"},
       {{"run", "--model", "gpt2", "--seq-lens", "1000", "--device", "cpu"},
        "exceeds the context length 1024 of model 'gpt2'"},
       {{"run", "--submit", "http://127.0.0.1:1"}, "--submit: needs --token-file"},

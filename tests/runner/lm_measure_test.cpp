@@ -142,9 +142,15 @@ TEST_F(LmMeasure, OtherFailuresMakeTheCellError) {
 
 TEST_F(LmMeasure, UnsupportedCellsAreUsageErrors) {
   auto key = tiny_key();
-  key.cuda_graphs = true;
-  EXPECT_EQ(usage_message(key), "--cuda-graphs on is not implemented yet");
+  key.cuda_graphs = true;  // a CPU cell: graphs need a GPU
+  EXPECT_EQ(usage_message(key), "--cuda-graphs on needs --device cuda (got --device cpu)");
   EXPECT_THROW(runner.run(key, quick()), UsageError);
+  key.kv_cache = false;  // and the static KV cache, on any device
+  EXPECT_NE(usage_message(key).find("--cuda-graphs on needs --kv-cache on"), std::string::npos);
+  key.device = "cuda";
+  if (cuda_available()) {
+    EXPECT_NE(usage_message(key).find("--kv-cache on"), std::string::npos);
+  }
 
   key = tiny_key();
   key.dtype = "fp8";
@@ -196,6 +202,28 @@ TEST(LmEnvironment, CpuThreadsDefaultToOneAndFollowTheEnvironment) {
   EXPECT_THROW(check_cell_supported(tiny_key()), UsageError);
   unsetenv("PERFGATE_CPU_THREADS");
   EXPECT_EQ(device_environment("cpu").at("threads"), "1");
+}
+
+TEST(LmEnvironment, LoopTimingSpreadsOnePairOfMarksOverTheSteps) {
+  CellRunner runner;
+  EXPECT_EQ(device_environment("cpu").at("timing"), "step");
+  setenv("PERFGATE_TIMING", "loop", 1);
+  EXPECT_EQ(device_environment("cpu").at("timing"), "loop");
+  auto r = runner.run(tiny_key(1, 16, 6), quick(2));
+  unsetenv("PERFGATE_TIMING");
+  ASSERT_EQ(r.status, CellStatus::ok) << r.reason.value_or("");
+  ASSERT_EQ(r.samples.decode_ms.size(), 2u);
+  for (const auto& rep : r.samples.decode_ms) {
+    ASSERT_EQ(rep.size(), 5u);
+    for (double d : rep) EXPECT_EQ(d, rep[0]);  // total / (G - 1), the same for every step
+    EXPECT_GT(rep[0], 0);
+  }
+  auto step = runner.run(tiny_key(1, 16, 6), quick(2));  // per-step marks again: they differ
+  EXPECT_EQ(step.samples.decode_ms.at(0).size(), 5u);
+  setenv("PERFGATE_TIMING", "sometimes", 1);
+  EXPECT_NE(usage_message(tiny_key()).find("PERFGATE_TIMING"), std::string::npos);
+  EXPECT_THROW(device_environment("cpu"), UsageError);
+  unsetenv("PERFGATE_TIMING");
 }
 
 }  // namespace
