@@ -233,10 +233,11 @@ int run_changes(const ChangesFlags& f) {
                            {"change_points", cps_json}});
 
     if (f.format == "text") {
-      std::cout << fmt::format("series {}: {} [{}]  {} commits, {}\n", series.id,
+      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id,
                                report_text::key_label(series.key),
                                env.contains("device") ? env["device"].get<std::string>() : "",
-                               points.size(), report_text::plural(int(cps.size()), "change point"));
+                               report_text::plural(int(points.size()), "commit"),
+                               report_text::plural(int(cps.size()), "change point"));
       if (points.size() < 2 * f.min_segment) {
         std::cout << fmt::format("  (fewer than {} commits: too short to find a change)\n",
                                  2 * f.min_segment);
