@@ -57,8 +57,8 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPERFGATE_PYTHON=/opt/perfga
  && cmake --build build --target perfgate -j"$(nproc)" \
  && ./build/perfgate --version \
  && mkdir -p /opt/perfgate/.venv/lib/python3.11/site-packages/nvidia \
- && ldd build/perfgate | awk '$3 ~ /^\// && $3 !~ /\.venv/ {print $3}' \
-    | xargs -rn1 basename | xargs -rI{} dpkg -S '*/{}' | cut -d: -f1 | sort -u \
+ && ldd build/perfgate | awk '$3 ~ /^\// && $3 !~ /\.venv/ {n = split($3, p, "/"); print p[n-1] "/" p[n]}' \
+    | xargs -rI{} dpkg -S '*/{}' | cut -d: -f1 | sort -u \
     > /opt/perfgate/runtime-packages.txt \
  && cat /opt/perfgate/runtime-packages.txt
 

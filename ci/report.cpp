@@ -11,9 +11,9 @@
 namespace pg {
 
 std::unique_ptr<GateReporter> make_reporter(const std::string& format, bool color) {
-  if (format == "table") return std::make_unique<TableReporter>(color);
-  if (format == "markdown") return std::make_unique<MarkdownReporter>();
-  if (format == "json") return std::make_unique<JsonReporter>();
+  if (format == "table") return std::make_unique<GateTableReporter>(color);
+  if (format == "markdown") return std::make_unique<GateMarkdownReporter>();
+  if (format == "json") return std::make_unique<GateJsonReporter>();
   throw UsageError("--format: unknown format '" + format + "' (expected table, markdown or json)");
 }
 
@@ -51,8 +51,8 @@ std::string escape_command_property(const std::string& s) {
   return out;
 }
 
-void JsonReporter::report(const GateResult& result, const ReportInfo& info,
-                          std::ostream& out) const {
+void GateJsonReporter::report(const GateResult& result, const ReportInfo& info,
+                              std::ostream& out) const {
   nlohmann::json j = gate_to_json(result);
   if (!info.base_spelled.empty() || !info.head_spelled.empty()) {
     j["revisions"] = {{"base", {{"spelled", info.base_spelled}, {"source", info.base_source}}},

@@ -26,9 +26,9 @@ class GateReporter {
 };
 
 // Aligned columns for a terminal; ANSI colours only when asked (see stdout_wants_color).
-class TableReporter : public GateReporter {
+class GateTableReporter : public GateReporter {
  public:
-  explicit TableReporter(bool color) : color_(color) {}
+  explicit GateTableReporter(bool color) : color_(color) {}
   void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
 
  private:
@@ -36,23 +36,29 @@ class TableReporter : public GateReporter {
 };
 
 // For a GitHub job summary: one-line verdict, worst cells first, unchanged cells collapsed.
-class MarkdownReporter : public GateReporter {
+class GateMarkdownReporter : public GateReporter {
  public:
   void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
 };
 
 // SPEC.md's compare JSON (see gate_json.h), pretty-printed.
-class JsonReporter : public GateReporter {
+class GateJsonReporter : public GateReporter {
  public:
   void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
 };
 
 // GitHub workflow commands: ::error per regression, ::warning per improvement and per cause of
 // an inconclusive verdict. Printed in addition to one of the formats above (--github).
-class GithubCommandsReporter : public GateReporter {
+class GateGithubReporter : public GateReporter {
  public:
   void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
 };
+
+// Earlier spellings, kept for callers written against them (web/). The classes carry the Gate
+// prefix because runner/ has a pg::TableReporter of its own (two classes of one name would be an
+// ODR violation the linker resolves silently).
+using JsonReporter = GateJsonReporter;
+using MarkdownReporter = GateMarkdownReporter;
 
 // "table" | "markdown" | "json"; anything else throws UsageError naming --format.
 std::unique_ptr<GateReporter> make_reporter(const std::string& format, bool color);

@@ -16,8 +16,7 @@ void command(std::ostream& out, const char* level, const std::string& title,
 }
 }  // namespace
 
-void GithubCommandsReporter::report(const GateResult& r, const ReportInfo&,
-                                    std::ostream& out) const {
+void GateGithubReporter::report(const GateResult& r, const ReportInfo&, std::ostream& out) const {
   for (const CellComparison* c : rt::worst_first(r.cells)) {
     if (c->verdict != CellVerdict::regression && c->verdict != CellVerdict::improvement) continue;
     const bool slower = c->verdict == CellVerdict::regression;

@@ -116,8 +116,8 @@ void environment_table(const GateResult& r, std::ostream& out) {
 
 }  // namespace
 
-void MarkdownReporter::report(const GateResult& r, const ReportInfo& info,
-                              std::ostream& out) const {
+void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
+                                  std::ostream& out) const {
   out << "### " << gate_icon(r.verdict) << " perfgate: " << md(rt::headline(r)) << "\n\n";
 
   auto rev = [](const std::string& sha, const std::string& spelled) {

@@ -52,7 +52,8 @@ std::string upper(std::string s) {
 
 }  // namespace
 
-void TableReporter::report(const GateResult& r, const ReportInfo& info, std::ostream& out) const {
+void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
+                               std::ostream& out) const {
   auto paint = [&](const std::string& s, const char* color) {
     return (color_ && *color) ? std::string(color) + s + kReset : s;
   };
@@ -77,8 +78,8 @@ void TableReporter::report(const GateResult& r, const ReportInfo& info, std::ost
   for (const CellComparison* c : rt::worst_first(r.cells)) {
     rows.push_back({{to_string(c->verdict), rt::key_label(c->key), rt::fmt_ms(c->base_median),
                      rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), rt::fmt_ci(*c),
-                     rt::fmt_p(c->p_adjusted), fmt::format("{}x{}", c->base_runs, c->base_n),
-                     fmt::format("{}x{}", c->head_runs, c->head_n)},
+                     rt::fmt_p(c->p_adjusted), fmt::format("{} ({}r)", c->base_n, c->base_runs),
+                     fmt::format("{} ({}r)", c->head_n, c->head_runs)},
                     c->verdict});
   }
   std::array<size_t, kCols> width{};
@@ -100,7 +101,7 @@ void TableReporter::report(const GateResult& r, const ReportInfo& info, std::ost
   line(header, color_ ? kBold : "");
   for (const auto& [row, v] : rows) line(row, verdict_color(v));
   if (rows.empty()) out << "(no cells)\n";
-  out << "n = runs x repetitions pooled; change = head/base median of tpot_ms - 1\n\n";
+  out << "n = repetitions pooled (from r runs); change = head/base median of tpot_ms - 1\n\n";
 
   for (const auto& w : r.warnings) out << paint("WARNING: " + w, kYellow) << '\n';
   if (r.verdict == GateVerdict::inconclusive) {

@@ -125,12 +125,12 @@ int run_compare(const CompareFlags& f) {
     write_file(f.output, "--output", report);
   }
   if (!f.json_output.empty())
-    write_file(f.json_output, "--json", render(JsonReporter{}, result, info));
+    write_file(f.json_output, "--json", render(GateJsonReporter{}, result, info));
   if (f.github) {
     // Workflow commands go to stdout, unless stdout carries JSON that a tool must parse: the
     // Actions runner reads commands from both streams.
     std::ostream& cmd_out = (to_stdout && f.format == "json") ? std::cerr : std::cout;
-    GithubCommandsReporter{}.report(result, info, cmd_out);
+    GateGithubReporter{}.report(result, info, cmd_out);
   }
   std::cout.flush();
   return gate_exit_code(result);
@@ -233,10 +233,11 @@ int run_changes(const ChangesFlags& f) {
                            {"change_points", cps_json}});
 
     if (f.format == "text") {
-      std::cout << fmt::format("series {}: {} [{}]  {} commits, {}\n", series.id,
+      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id,
                                report_text::key_label(series.key),
                                env.contains("device") ? env["device"].get<std::string>() : "",
-                               points.size(), report_text::plural(int(cps.size()), "change point"));
+                               report_text::plural(int(points.size()), "commit"),
+                               report_text::plural(int(cps.size()), "change point"));
       if (points.size() < 2 * f.min_segment) {
         std::cout << fmt::format("  (fewer than {} commits: too short to find a change)\n",
                                  2 * f.min_segment);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2153  # REPO, HEAD_SHA, ... are the job state pg_state_load sources
 # Pull request, step 2: benchmark base and head on this runner with the same sweep file, in
-# alternating rounds (base, head, base, head, ...), into the job's own database. `compare` pools
-# the runs of one commit, so slow drift of the machine falls on both sides alike.
+# alternating rounds, into the job's own database. `compare` pools the runs of one commit, so slow
+# drift of the machine falls on both sides alike. The order within a round alternates too (base
+# then head, head then base, ...), so that a position effect (the second of two back-to-back runs
+# running warmer or cooler) and linear drift do not always land on the same side.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 pg_state_load
@@ -20,12 +22,23 @@ fi
 pg_state_set GATE_DB "$db"
 [ -n "$BASE_BIN" ] || [ "$REUSED" = true ] || pg_log "no base build: benchmarking the head only"
 
-for ((round = 1; round <= PERFGATE_ROUNDS; round++)); do
+bench_base() {
   if [ "$REUSED" != true ] && [ -n "$BASE_BIN" ]; then
     pg_log "round $round/$PERFGATE_ROUNDS: base ${BASE_SHA:0:12}"
     pg_bench "$BASE_BIN" "$BASE_SRC" "$db"
   fi
+}
+bench_head() {
   pg_log "round $round/$PERFGATE_ROUNDS: head ${HEAD_SHA:0:12}"
   pg_bench "$HEAD_BIN" "$REPO" "$db"
+}
+for ((round = 1; round <= PERFGATE_ROUNDS; round++)); do
+  if ((round % 2)); then
+    bench_base
+    bench_head
+  else
+    bench_head
+    bench_base
+  fi
 done
 pg_output gate-db "$db"

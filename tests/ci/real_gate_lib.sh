@@ -27,17 +27,27 @@ real_repo() {
   echo "${shas[*]}"
 }
 
-# real_rounds PERFGATE SWEEP DB ROUNDS BASE_WT HEAD_WT [HEAD_ENV]: base, head, base, head, ...
+# real_rounds PERFGATE SWEEP DB ROUNDS BASE_WT HEAD_WT [HEAD_ENV]: alternating rounds in the
+# order ci/scripts/pr_bench.sh uses (base head, head base, base head, ...).
 # HEAD_ENV (e.g. MKL_ENABLE_INSTRUCTIONS=SSE4_2) applies to the head's runs only.
 real_rounds() {
   local pg=$1 sweep=$2 db=$3 rounds=$4 base_wt=$5 head_wt=$6 head_env=${7:-}
   local r
-  for ((r = 1; r <= rounds; r++)); do
-    "$pg" run --config "$sweep" --repo "$base_wt" --db "$db" --quiet >/dev/null
+  one_base() { "$pg" run --config "$sweep" --repo "$base_wt" --db "$db" --quiet >/dev/null; }
+  one_head() {
     if [ -n "$head_env" ]; then
       env "$head_env" "$pg" run --config "$sweep" --repo "$head_wt" --db "$db" --quiet >/dev/null
     else
       "$pg" run --config "$sweep" --repo "$head_wt" --db "$db" --quiet >/dev/null
+    fi
+  }
+  for ((r = 1; r <= rounds; r++)); do
+    if ((r % 2)); then
+      one_base
+      one_head
+    else
+      one_head
+      one_base
     fi
   done
 }

@@ -74,6 +74,18 @@ TEST_F(CompareCli, IdenticalWorkloadPasses) {
   for (const auto& c : j["cells"]) EXPECT_EQ(c["verdict"], "unchanged") << c.dump();
 }
 
+TEST_F(CompareCli, DefaultTableFormatPrintsTheCellsAndTheVerdict) {
+  // Guards against a silent ODR clash too: runner/ has a pg::TableReporter of its own.
+  store_runs(base, 1, 1.0, 20);
+  store_runs(head, 1, 1.3, 21);
+  auto r = compare({"--base", base, "--head", head});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out.rfind("perfgate compare: base " + base.substr(0, 7), 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("tiny fp32 B=4 P=16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("REGRESSION: 3 regressions"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\033'), std::string::npos) << "no colour into a pipe";
+}
+
 TEST_F(CompareCli, SlowerHeadIsARegressionWithPooledCounts) {
   store_runs(base, 2, 1.0, 3);
   store_runs(head, 3, 1.2, 4);

@@ -2,7 +2,9 @@
 # The real A/A and A/B gates on this machine (issue 3, calibration): two commits with no change in
 # between pass; a head that is genuinely slower (the PyPI wheel's MKL restricted to SSE4.2, a
 # ~2-5x slower matmul path at this batch size) is flagged with exit 1. Runs alternate base and
-# head, as the workflow does.
+# head, as the workflow does. min-effect is 0.25: on this 2-core machine shared with other jobs,
+# whole runs drifted by up to 17% with no code change (docs/CALIBRATION_REAL.md), and the gate
+# must sit above the machine's drift; the A/B slowdown is ~1.8x.
 # Usage: test_real_gate.sh /path/to/perfgate
 set -euo pipefail
 pg=$(realpath "${1:?usage: test_real_gate.sh /path/to/perfgate}")
@@ -31,11 +33,11 @@ expect_exit() {  # expect_exit WHAT CODE COMMAND...
 
 real_rounds "$pg" "$sweep" "$tmp/aa.db" 2 "$tmp/wt-A" "$tmp/wt-B"
 expect_exit "A/A: two commits with no change pass" 0 \
-  "$pg" compare --db "$tmp/aa.db" --repo "$tmp/repo" --base "$A" --head "$B"
+  "$pg" compare --db "$tmp/aa.db" --repo "$tmp/repo" --base "$A" --head "$B" --min-effect 0.25
 
 real_rounds "$pg" "$sweep" "$tmp/ab.db" 2 "$tmp/wt-A" "$tmp/wt-C" MKL_ENABLE_INSTRUCTIONS=SSE4_2
 expect_exit "A/B: a genuinely slower head is a regression" 1 \
-  "$pg" compare --db "$tmp/ab.db" --repo "$tmp/repo" --base "$A" --head "$C"
+  "$pg" compare --db "$tmp/ab.db" --repo "$tmp/repo" --base "$A" --head "$C" --min-effect 0.25
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -66,7 +66,7 @@ std::set<std::string> keys_of(const nlohmann::json& j) {
 TEST(GateJson, TopLevelAndCellKeysAreSpecs) {
   GateResult r = regression_result();
   r.cells.push_back(cell(6, CellVerdict::no_baseline, std::nullopt));
-  nlohmann::json j = nlohmann::json::parse(render(JsonReporter{}, r));
+  nlohmann::json j = nlohmann::json::parse(render(GateJsonReporter{}, r));
   for (const char* k : {"base", "head", "verdict", "alpha", "min_effect", "correction", "cells"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
@@ -126,7 +126,7 @@ TEST(GateJson, VerdictSpellings) {
 TEST(MarkdownReport, VerdictFirstWorstFirstUnchangedCollapsed) {
   GateResult r = regression_result();
   ReportInfo info{"merge-base", "HEAD", "merge-base", "git", {"baseline reused from the store"}};
-  std::string md = render(MarkdownReporter{}, r, info);
+  std::string md = render(GateMarkdownReporter{}, r, info);
   std::string first = md.substr(0, md.find('\n'));
   EXPECT_EQ(first.rfind("### ❌ perfgate: 2 regressions in decode latency (tpot", 0), 0u) << first;
   EXPECT_NE(first.find("+25.0%"), std::string::npos) << first;  // the worst one
@@ -159,14 +159,14 @@ TEST(MarkdownReport, PassAndLoudWarnings) {
   GateResult r = regression_result();
   r.cells = {cell(1, CellVerdict::unchanged, 1.0)};
   r.verdict = GateVerdict::pass;
-  std::string md = render(MarkdownReporter{}, r);
+  std::string md = render(GateMarkdownReporter{}, r);
   EXPECT_EQ(md.rfind("### ✅ perfgate: no regression in decode latency", 0), 0u) << md;
 
   r.verdict = GateVerdict::inconclusive;
   r.warnings = {"only 3 repetitions per side: the gate can never reach significance"};
   r.head_env["driver"] = "999.1";
   r.cells.push_back(cell(9, CellVerdict::incomparable, std::nullopt));
-  md = render(MarkdownReporter{}, r);
+  md = render(GateMarkdownReporter{}, r);
   EXPECT_EQ(md.rfind("### ⚠️ perfgate: inconclusive", 0), 0u) << md;
   EXPECT_NE(md.find("> [!WARNING]\n> **only 3 repetitions"), std::string::npos) << md;
   EXPECT_NE(md.find("different environments"), std::string::npos) << md;
@@ -176,14 +176,14 @@ TEST(MarkdownReport, PassAndLoudWarnings) {
 TEST(MarkdownReport, TextFromOutsideCannotBreakTheTable) {
   GateResult r = regression_result();
   r.cells[1].key.model = "file:/m|<script>.safetensors";
-  std::string md = render(MarkdownReporter{}, r);
+  std::string md = render(GateMarkdownReporter{}, r);
   EXPECT_EQ(md.find("<script>"), std::string::npos);
   EXPECT_NE(md.find("file:/m\\|&lt;script&gt;.safetensors"), std::string::npos) << md;
 }
 
 TEST(TableReport, AlignedAndColouredOnlyWhenAsked) {
   GateResult r = regression_result();
-  std::string plain = render(TableReporter{false}, r);
+  std::string plain = render(GateTableReporter{false}, r);
   EXPECT_EQ(plain.find('\033'), std::string::npos);
   EXPECT_NE(plain.find("REGRESSION: 2 regressions"), std::string::npos) << plain;
   // Every row of the cell table starts its "cell" column at the same offset.
@@ -199,14 +199,14 @@ TEST(TableReport, AlignedAndColouredOnlyWhenAsked) {
   // Worst first.
   EXPECT_LT(plain.find("B=4 "), plain.find("B=2 "));
 
-  std::string coloured = render(TableReporter{true}, r);
+  std::string coloured = render(GateTableReporter{true}, r);
   EXPECT_NE(coloured.find("\033[31m"), std::string::npos);
 }
 
 TEST(GithubCommands, ErrorPerRegressionWarningPerImprovementAndCause) {
   GateResult r = regression_result();
   r.warnings = {"too few repetitions"};
-  std::string out = render(GithubCommandsReporter{}, r);
+  std::string out = render(GateGithubReporter{}, r);
   size_t errors = 0, warnings = 0;
   std::istringstream lines(out);
   std::string line;
@@ -227,7 +227,7 @@ TEST(GithubCommands, EscapingFollowsTheWorkflowCommandRules) {
 
   GateResult r = regression_result();
   r.cells[3].key.model = "evil\n::error::injected,x:y";
-  std::string out = render(GithubCommandsReporter{}, r);
+  std::string out = render(GateGithubReporter{}, r);
   std::istringstream lines(out);
   std::string line;
   while (std::getline(lines, line)) {
