@@ -28,9 +28,13 @@ fi
 # Python venv: LibTorch comes from PyTorch's PyPI wheel (2.11.0 = the CUDA 13.0 build, the same
 # LibTorch the GPU machine runs); scipy and transformers are test oracles; playwright drives
 # Debian's chromium; plotly carries the plotly.js that web/ embeds.
+# The venv lives outside the checkout (2.3 GB, mostly the CUDA wheel) so that fresh clones on one
+# machine share it; ./.venv links to it, which is where CMakeLists looks first.
 PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python3 ]; then
-  "$PY" -m venv .venv
+if [ ! -e .venv ]; then
+  venv=${PERFGATE_VENV:-$HOME/.cache/perfgate/venv}
+  [ -x "$venv/bin/python3" ] || { mkdir -p "$(dirname "$venv")" && "$PY" -m venv "$venv"; }
+  ln -s "$venv" .venv
 fi
 .venv/bin/python3 -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python3 -m pip install -q -r requirements.txt
