@@ -1,6 +1,23 @@
-// Temporary stub until the owning component lands; replaced, never shipped.
+// `perfgate run`: a benchmark sweep into SQLite. The flags and their validation live in
+// runner/config (shared with the TOML sweep file); this file only wires them to the CLI.
 #include <CLI/CLI.hpp>
+#include <memory>
+
 #include "cli/commands.h"
+#include "runner/config.h"
+#include "runner/sweep.h"
+
 namespace pg::cli {
-void add_run_command(CLI::App& root, Action& a) { root.add_subcommand("run", "benchmark sweep -> SQLite")->callback([&a] { a = [] { return 4; }; }); }
+
+void add_run_command(CLI::App& root, Action& action) {
+  auto* cmd = root.add_subcommand(
+      "run",
+      "Benchmark sweep -> SQLite. Every flag is also a key of the --config TOML file; list flags "
+      "take comma-separated values and sweep their Cartesian product.");
+  auto flags = std::make_shared<RunFlags>();
+  add_run_flags(*cmd, *flags);
+  cmd->callback(
+      [&action, flags] { action = [flags] { return perform_run(resolve_sweep_config(*flags)); }; });
 }
+
+}  // namespace pg::cli

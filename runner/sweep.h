@@ -14,27 +14,54 @@ class Store;
 // Every flag of `perfgate run`, also a key of the TOML sweep file. Lists sweep their product.
 struct SweepConfig {
   std::vector<std::string> models = {"tiny"};
-  std::vector<std::string> dtypes;       // empty = default for the device (fp32 cpu, bf16 cuda)
+  std::vector<std::string> dtypes;  // empty = default for the device (fp32 cpu, bf16 cuda)
   std::vector<int> batch_sizes = {1, 4, 8, 16};
   std::vector<int> seq_lens = {64, 256, 512};
   int gen_tokens = 32;
   int warmup = 3;
   int reps = 10;
-  std::string device;                    // empty = cuda when present, else cpu
+  std::string device;  // empty = cuda when present, else cpu
   std::vector<bool> kv_cache = {true};
-  std::vector<std::string> attention;    // empty = sdpa where available, else math
+  std::vector<std::string> attention;  // empty = sdpa where available, else math
   std::vector<bool> cuda_graphs = {false};
   int64_t seed = 0;
   std::string repo = ".";
   std::string db = "perfgate.db";
-  std::string csv, json;                 // extra outputs, empty = none
+  std::string csv, json;  // extra outputs, empty = none
   std::string submit_url, token_file;
   bool quiet = false;
-  std::optional<double> peak_bw_gbps;    // override of the device table, for MBU
-  std::optional<double> peak_tflops;     // override of the device table, for MFU
+  std::optional<double> peak_bw_gbps;  // override of the device table, for MBU
+  std::optional<double> peak_tflops;   // override of the device table, for MFU
 };
 
-// The Cartesian product, in the order cells are run.
+// The Cartesian product, in the order cells are run: model, dtype, attention, kv-cache,
+// cuda-graphs, batch size, prompt length (the last varies fastest), so consecutive cells share a
+// loaded model. Empty dtype/attention/device lists mean the machine's defaults.
 std::vector<CellKey> expand(const SweepConfig& cfg);
+
+class Reporter;
+class CellRunner;
+
+struct SweepOutcome {
+  int64_t run_id = 0;
+  RunStatus status = RunStatus::incomplete;
+  size_t attempted = 0;  // cells stored
+  size_t total = 0;
+  bool interrupted = false;
+};
+
+// Runs the cells of an already validated sweep into `store`: the run row first, then one committed
+// transaction per cell, then the run's final status. `stop_requested` is polled between cells; when
+// it says yes the run is finished as incomplete. A cell whose CellRunner throws is stored with
+// status error and the sweep goes on; a store failure marks the run failed and propagates.
+SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells, Store& store,
+                       CellRunner& runner, const GitInfo& git, const Environment& env,
+                       Reporter& reporter, const std::function<bool()>& stop_requested);
+
+// The whole of `perfgate run` for a validated config: up-front checks of every cell, fingerprint,
+// store, progress, table, --csv/--json files, --submit. Returns the exit code: 0 when the run is
+// complete, 4 when SIGINT/SIGTERM stopped it after the current cell (stored as incomplete).
+// Throws UsageError (exit 2) before anything is stored, RuntimeFailure (exit 4) on failures.
+int perform_run(const SweepConfig& cfg);
 
 }  // namespace pg

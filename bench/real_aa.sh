@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The false-alarm rate of the gate on real CPU runs of this machine: PAIRS independent A/A gates,
+# each with its own database. Base and head are two commits with no change in between, benchmarked
+# in ROUNDS alternating rounds, exactly as the workflow does. It then runs AB_PAIRS A/B gates whose
+# head runs with the wheel's MKL restricted to SSE4.2 (genuinely slower), for the detection rate.
+# The result goes to stdout and, as Markdown, to OUT (default bench/real_aa.md).
+#   bench/real_aa.sh [--pairs 20] [--rounds 2] [--ab-pairs 5] [--sweep FILE] [--perfgate BIN] [--out FILE]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+pairs=20 rounds=2 ab_pairs=5 sweep="$root/tests/ci/gate_sweep.toml" pg="$root/build/perfgate"
+out="$root/bench/real_aa.md"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --pairs) pairs=$2 ;;
+    --rounds) rounds=$2 ;;
+    --ab-pairs) ab_pairs=$2 ;;
+    --sweep) sweep=$2 ;;
+    --perfgate) pg=$2 ;;
+    --out) out=$2 ;;
+    *) echo "real_aa.sh: unknown argument $1" >&2 && exit 2 ;;
+  esac
+  shift 2
+done
+pg=$(realpath "$pg")
+# shellcheck source=../tests/ci/real_gate_lib.sh
+source "$root/tests/ci/real_gate_lib.sh"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-realaa-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+read -r A B C < <(real_repo "$tmp")
+
+# gate KIND I HEAD_WT HEAD_SHA [HEAD_ENV]: one gate; prints "kind i exit worst_ratio min_p_adj".
+gate() {
+  local kind=$1 i=$2 head_wt=$3 head_sha=$4 head_env=${5:-} db="$tmp/$1-$2.db" rc
+  real_rounds "$pg" "$sweep" "$db" "$rounds" "$tmp/wt-A" "$head_wt" "$head_env"
+  "$pg" compare --db "$db" --repo "$tmp/repo" --base "$A" --head "$head_sha" --format json \
+    >"$tmp/$kind-$i.json" && rc=0 || rc=$?
+  python3 - "$tmp/$kind-$i.json" "$kind" "$i" "$rc" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+ratios = [c["ratio"] for c in j["cells"] if c["ratio"] is not None]
+ps = [c["p_adjusted"] for c in j["cells"] if c["p_adjusted"] is not None]
+print(sys.argv[2], sys.argv[3], sys.argv[4], f"{max(ratios):.4f}" if ratios else "-",
+      f"{min(ps):.3g}" if ps else "-", len(j["cells"]))
+PY
+}
+
+start=$(date +%s)
+results="$tmp/results.txt"
+for ((i = 1; i <= pairs; i++)); do gate aa "$i" "$tmp/wt-B" "$B" | tee -a "$results"; done
+for ((i = 1; i <= ab_pairs; i++)); do
+  gate ab "$i" "$tmp/wt-C" "$C" MKL_ENABLE_INSTRUCTIONS=SSE4_2 | tee -a "$results"
+done
+elapsed=$(($(date +%s) - start))
+
+python3 - "$results" "$out" "$sweep" "$rounds" "$elapsed" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+out, sweep, rounds, elapsed = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+def summary(kind):
+    rs = [r for r in rows if r[0] == kind]
+    n = len(rs)
+    count = lambda code: sum(1 for r in rs if r[2] == code)
+    ratios = sorted(float(r[3]) for r in rs if r[3] != "-")
+    return n, count("0"), count("1"), count("3"), ratios
+lines = ["| gates | kind | pass (0) | regression (1) | inconclusive (3) | worst-cell ratio, min / median / max |",
+         "| --: | --- | --: | --: | --: | --- |"]
+for kind, label in (("aa", "A/A (no change)"), ("ab", "A/B (MKL SSE4.2 head)")):
+    n, p, reg, inc, ratios = summary(kind)
+    if n == 0:
+        continue
+    med = ratios[len(ratios) // 2] if ratios else float("nan")
+    lines.append(f"| {n} | {label} | {p} | {reg} | {inc} | {ratios[0]:.3f} / {med:.3f} / {ratios[-1]:.3f} |")
+n, p, reg, inc, _ = summary("aa")
+fa = reg / n if n else float("nan")
+text = "\n".join(lines) + "\n\n" + (
+    f"False-alarm rate over {n} real A/A gates: {reg}/{n} = {fa:.1%} "
+    f"(sweep {sweep.split('/')[-1]}, {rounds} alternating rounds per side, {elapsed} s in all).\n")
+abn, abp, abreg, abinc, _ = summary("ab")
+if abn:
+    text += f"Detection over {abn} real A/B gates: {abreg}/{abn}.\n"
+open(out, "w").write(text)
+print(text)
+PY

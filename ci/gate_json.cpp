@@ -1,0 +1,68 @@
+#include "ci/gate_json.h"
+
+#include <cmath>
+
+#include "ci/report_text.h"
+
+namespace pg {
+namespace {
+nlohmann::json number_or_null(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+nlohmann::json env_json(const Environment& env) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : env) j[k] = v;
+  return j;
+}
+}  // namespace
+
+nlohmann::json cell_key_to_json(const CellKey& k) {
+  return {{"model", k.model},           {"dtype", k.dtype},
+          {"batch_size", k.batch_size}, {"seq_len", k.seq_len},
+          {"gen_tokens", k.gen_tokens}, {"kv_cache", k.kv_cache},
+          {"attention", k.attention},   {"cuda_graphs", k.cuda_graphs},
+          {"device", k.device}};
+}
+
+nlohmann::json gate_to_json(const GateResult& r) {
+  nlohmann::json cells = nlohmann::json::array();
+  for (const auto& c : r.cells) {
+    cells.push_back({{"key", cell_key_to_json(c.key)},
+                     {"metric", c.metric},
+                     {"base_median", number_or_null(c.base_median)},
+                     {"head_median", number_or_null(c.head_median)},
+                     {"ratio", number_or_null(c.ratio)},
+                     {"ci_low", number_or_null(c.ci_low)},
+                     {"ci_high", number_or_null(c.ci_high)},
+                     {"p_value", number_or_null(c.p_value)},
+                     {"p_adjusted", number_or_null(c.p_adjusted)},
+                     {"verdict", to_string(c.verdict)},
+                     {"base_n", c.base_n},
+                     {"head_n", c.head_n},
+                     {"base_runs", c.base_runs},
+                     {"head_runs", c.head_runs},
+                     {"note", c.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.note)}});
+  }
+  nlohmann::json counts = nlohmann::json::object();
+  for (auto v : {CellVerdict::regression, CellVerdict::improvement, CellVerdict::unchanged,
+                 CellVerdict::no_baseline, CellVerdict::incomparable}) {
+    counts[to_string(v)] = 0;
+  }
+  for (const auto& [v, n] : report_text::count_verdicts(r)) counts[to_string(v)] = n;
+
+  return {{"base", r.base},
+          {"head", r.head},
+          {"verdict", to_string(r.verdict)},
+          {"alpha", r.options.alpha},
+          {"min_effect", r.options.min_effect},
+          {"correction", r.options.correction},
+          {"cells", cells},
+          {"counts", counts},
+          {"warnings", r.warnings},
+          {"base_runs", r.base_runs},
+          {"head_runs", r.head_runs},
+          {"env", {{"base", env_json(r.base_env)}, {"head", env_json(r.head_env)}}}};
+}
+
+}  // namespace pg

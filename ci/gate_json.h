@@ -1,0 +1,20 @@
+// The compare JSON of SPEC.md ("The merge gate"), shared by `perfgate compare --format json` and
+// web/'s GET /api/v1/compare so the two can never drift apart.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "stats/gate.h"
+#include "store/types.h"
+
+namespace pg {
+
+// {"model", "dtype", "batch_size", "seq_len", "gen_tokens", "kv_cache", "attention",
+//  "cuda_graphs", "device"}
+nlohmann::json cell_key_to_json(const CellKey& key);
+
+// SPEC keys (base, head, verdict, alpha, min_effect, correction, cells[...]) with null where a
+// number is absent, plus extras: per cell base_n, head_n, base_runs, head_runs, note; at the top
+// warnings, base_runs, head_runs, counts per verdict, and env {base, head}.
+nlohmann::json gate_to_json(const GateResult& result);
+
+}  // namespace pg

@@ -1,0 +1,65 @@
+#include "ci/report.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ostream>
+
+#include "ci/gate_json.h"
+#include "common/errors.h"
+
+namespace pg {
+
+std::unique_ptr<GateReporter> make_reporter(const std::string& format, bool color) {
+  if (format == "table") return std::make_unique<TableReporter>(color);
+  if (format == "markdown") return std::make_unique<MarkdownReporter>();
+  if (format == "json") return std::make_unique<JsonReporter>();
+  throw UsageError("--format: unknown format '" + format + "' (expected table, markdown or json)");
+}
+
+bool stdout_wants_color() {
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color && *no_color) return false;
+  return isatty(STDOUT_FILENO) == 1;
+}
+
+std::string escape_command_data(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%')
+      out += "%25";
+    else if (c == '\r')
+      out += "%0D";
+    else if (c == '\n')
+      out += "%0A";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string escape_command_property(const std::string& s) {
+  std::string out;
+  for (char c : escape_command_data(s)) {
+    if (c == ':')
+      out += "%3A";
+    else if (c == ',')
+      out += "%2C";
+    else
+      out += c;
+  }
+  return out;
+}
+
+void JsonReporter::report(const GateResult& result, const ReportInfo& info,
+                          std::ostream& out) const {
+  nlohmann::json j = gate_to_json(result);
+  if (!info.base_spelled.empty() || !info.head_spelled.empty()) {
+    j["revisions"] = {{"base", {{"spelled", info.base_spelled}, {"source", info.base_source}}},
+                      {"head", {{"spelled", info.head_spelled}, {"source", info.head_source}}}};
+  }
+  if (!info.notes.empty()) j["notes"] = info.notes;
+  out << j.dump(2) << '\n';
+}
+
+}  // namespace pg

@@ -1,0 +1,68 @@
+// Output formats of the merge gate: one interface, one small class per format (the way Google
+// Benchmark's reporters work). The same GateResult feeds all of them.
+#pragma once
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stats/gate.h"
+
+namespace pg {
+
+// What the gate knows beyond the statistics: how the revisions were spelled, where the baseline
+// came from. Shown by the human formats; the JSON keeps SPEC's shape plus these as extras.
+struct ReportInfo {
+  std::string base_spelled, head_spelled;  // "merge-base", "main", "HEAD~1", ...
+  std::string base_source, head_source;    // "database" | "git" | "merge-base" | "sha"
+  std::vector<std::string> notes;          // e.g. "baseline reused from the persistent store"
+};
+
+class GateReporter {
+ public:
+  virtual ~GateReporter() = default;
+  virtual void report(const GateResult& result, const ReportInfo& info,
+                      std::ostream& out) const = 0;
+};
+
+// Aligned columns for a terminal; ANSI colours only when asked (see stdout_wants_color).
+class TableReporter : public GateReporter {
+ public:
+  explicit TableReporter(bool color) : color_(color) {}
+  void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
+
+ private:
+  bool color_;
+};
+
+// For a GitHub job summary: one-line verdict, worst cells first, unchanged cells collapsed.
+class MarkdownReporter : public GateReporter {
+ public:
+  void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
+};
+
+// SPEC.md's compare JSON (see gate_json.h), pretty-printed.
+class JsonReporter : public GateReporter {
+ public:
+  void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
+};
+
+// GitHub workflow commands: ::error per regression, ::warning per improvement and per cause of
+// an inconclusive verdict. Printed in addition to one of the formats above (--github).
+class GithubCommandsReporter : public GateReporter {
+ public:
+  void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
+};
+
+// "table" | "markdown" | "json"; anything else throws UsageError naming --format.
+std::unique_ptr<GateReporter> make_reporter(const std::string& format, bool color);
+
+// stdout is a terminal and NO_COLOR (https://no-color.org) is unset or empty.
+bool stdout_wants_color();
+
+// Workflow-command escaping (actions/toolkit command.ts): data escapes % CR LF; property values
+// (title=...) also escape ':' and ','.
+std::string escape_command_data(const std::string& s);
+std::string escape_command_property(const std::string& s);
+
+}  // namespace pg

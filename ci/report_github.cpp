@@ -1,0 +1,42 @@
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "ci/report.h"
+#include "ci/report_text.h"
+
+namespace pg {
+namespace {
+namespace rt = report_text;
+
+void command(std::ostream& out, const char* level, const std::string& title,
+             const std::string& message) {
+  out << "::" << level << " title=" << escape_command_property(title)
+      << "::" << escape_command_data(message) << '\n';
+}
+}  // namespace
+
+void GithubCommandsReporter::report(const GateResult& r, const ReportInfo&,
+                                    std::ostream& out) const {
+  for (const CellComparison* c : rt::worst_first(r.cells)) {
+    if (c->verdict != CellVerdict::regression && c->verdict != CellVerdict::improvement) continue;
+    const bool slower = c->verdict == CellVerdict::regression;
+    std::string message = fmt::format(
+        "{}: tpot_ms median {} -> {} ms ({}, ratio {} {}, adjusted p {}) between base {} and "
+        "head {}; pooled base {}, head {}",
+        rt::key_label(c->key), rt::fmt_ms(c->base_median), rt::fmt_ms(c->head_median),
+        rt::fmt_change(c->ratio), rt::fmt_ratio(c->ratio), rt::fmt_ci(*c), rt::fmt_p(c->p_adjusted),
+        rt::short_sha(r.base), rt::short_sha(r.head), rt::fmt_pooled(c->base_runs, c->base_n),
+        rt::fmt_pooled(c->head_runs, c->head_n));
+    command(out, slower ? "error" : "warning",
+            std::string("perfgate ") + (slower ? "regression" : "improvement") + " " +
+                rt::fmt_change(c->ratio) + " " + rt::key_label(c->key),
+            message);
+  }
+  // One warning per cause, not per cell: twelve identical "no baseline" lines help nobody.
+  for (const auto& cause : rt::inconclusive_causes(r)) {
+    command(out, "warning", "perfgate inconclusive", cause);
+  }
+}
+
+}  // namespace pg

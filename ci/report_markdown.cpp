@@ -1,0 +1,163 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+#include <set>
+
+#include "ci/report.h"
+#include "ci/report_text.h"
+
+namespace pg {
+namespace {
+
+namespace rt = report_text;
+
+// Text inside a Markdown table cell: no pipes, no HTML, no line breaks.
+std::string md(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '|':
+        out += "\\|";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '`':
+        out += "'";
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+const char* gate_icon(GateVerdict v) {
+  switch (v) {
+    case GateVerdict::pass:
+      return "✅";
+    case GateVerdict::regression:
+      return "❌";
+    case GateVerdict::inconclusive:
+      return "⚠️";
+  }
+  return "";
+}
+
+const char* cell_icon(CellVerdict v) {
+  switch (v) {
+    case CellVerdict::regression:
+      return "❌";
+    case CellVerdict::improvement:
+      return "🚀";
+    case CellVerdict::unchanged:
+      return "➖";
+    case CellVerdict::no_baseline:
+      return "❔";
+    case CellVerdict::incomparable:
+      return "⚠️";
+  }
+  return "";
+}
+
+void cell_table(const GateResult& r, const std::vector<const CellComparison*>& cells,
+                std::ostream& out) {
+  out << "| verdict | cell | base | head | base median (ms) | head median (ms) | change | "
+         "ratio [CI] | p (adj.) | base runs / reps | head runs / reps |\n"
+      << "|---|---|---|---|--:|--:|--:|---|--:|--:|--:|\n";
+  for (const CellComparison* c : cells) {
+    std::string ratio = rt::fmt_ratio(c->ratio);
+    if (c->ratio && c->ci_low) ratio += " " + rt::fmt_ci(*c);
+    std::string verdict = std::string(cell_icon(c->verdict)) + " " + to_string(c->verdict);
+    if (!c->note.empty()) verdict += " (" + md(c->note) + ")";
+    out << fmt::format("| {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n",
+                       verdict, md(rt::key_label(c->key)), rt::short_sha(r.base),
+                       rt::short_sha(r.head), rt::fmt_ms(c->base_median),
+                       rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), ratio,
+                       rt::fmt_p(c->p_adjusted), c->base_runs, c->base_n, c->head_runs, c->head_n);
+  }
+}
+
+void environment_table(const GateResult& r, std::ostream& out) {
+  std::set<std::string> fields;
+  for (const auto& [k, v] : r.base_env) fields.insert(k);
+  for (const auto& [k, v] : r.head_env) fields.insert(k);
+  out << "#### Environment\n\n";
+  if (fields.empty()) {
+    out << "_No environment recorded._\n\n";
+    return;
+  }
+  const auto diff = rt::env_differences(r);
+  out << "| field | base | head |\n|---|---|---|\n";
+  for (const auto& f : fields) {
+    auto b = r.base_env.find(f), h = r.head_env.find(f);
+    std::string bv = b == r.base_env.end() ? "-" : md(b->second);
+    std::string hv = h == r.head_env.end() ? "-" : md(h->second);
+    if (diff.count(f)) {
+      out << fmt::format("| **{}** (differs, performance-relevant) | **{}** | **{}** |\n", f, bv,
+                         hv);
+    } else {
+      out << fmt::format("| {} | {} | {} |\n", f, bv, hv);
+    }
+  }
+  out << '\n';
+}
+
+}  // namespace
+
+void MarkdownReporter::report(const GateResult& r, const ReportInfo& info,
+                              std::ostream& out) const {
+  out << "### " << gate_icon(r.verdict) << " perfgate: " << md(rt::headline(r)) << "\n\n";
+
+  auto rev = [](const std::string& sha, const std::string& spelled) {
+    std::string s = "`" + rt::short_sha(sha) + "`";
+    if (!spelled.empty() && spelled != sha) s += " (" + md(spelled) + ")";
+    return s;
+  };
+  out << fmt::format(
+      "**base** {} → **head** {} · gate on `tpot_ms` per repetition · one-sided Mann-Whitney U, "
+      "α = {} after {} correction, min effect {:.1f}% · pooled: base {}, head {}\n\n",
+      rev(r.base, info.base_spelled), rev(r.head, info.head_spelled), r.options.alpha,
+      r.options.correction == "bh" ? "Benjamini-Hochberg" : "Holm", r.options.min_effect * 100,
+      rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));
+  for (const auto& n : info.notes) out << "> [!NOTE]\n> " << md(n) << "\n\n";
+
+  // Loud: a reader skimming the summary must not miss why the gate could not decide.
+  std::vector<std::string> loud = r.warnings;
+  if (r.verdict == GateVerdict::inconclusive) {
+    for (const auto& c : rt::inconclusive_causes(r)) {
+      if (std::find(loud.begin(), loud.end(), c) == loud.end()) loud.push_back(c);
+    }
+  }
+  for (const auto& w : loud) out << "> [!WARNING]\n> **" << md(w) << "**\n\n";
+
+  std::vector<const CellComparison*> notable, unchanged;
+  for (const CellComparison* c : rt::worst_first(r.cells)) {
+    (c->verdict == CellVerdict::unchanged ? unchanged : notable).push_back(c);
+  }
+  if (!notable.empty()) {
+    cell_table(r, notable, out);
+    out << '\n';
+  }
+  if (!unchanged.empty()) {
+    out << "<details><summary>" << rt::plural(static_cast<int>(unchanged.size()), "unchanged cell")
+        << "</summary>\n\n";
+    cell_table(r, unchanged, out);
+    out << "\n</details>\n\n";
+  }
+  if (r.cells.empty()) out << "_No cell to compare._\n\n";
+  environment_table(r, out);
+}
+
+}  // namespace pg

@@ -1,0 +1,117 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <ostream>
+
+#include "ci/report.h"
+#include "ci/report_text.h"
+
+namespace pg {
+namespace {
+
+namespace rt = report_text;
+
+constexpr const char* kRed = "\033[31m";
+constexpr const char* kGreen = "\033[32m";
+constexpr const char* kYellow = "\033[33m";
+constexpr const char* kBold = "\033[1m";
+constexpr const char* kReset = "\033[0m";
+
+const char* verdict_color(CellVerdict v) {
+  switch (v) {
+    case CellVerdict::regression:
+      return kRed;
+    case CellVerdict::improvement:
+      return kGreen;
+    case CellVerdict::no_baseline:
+    case CellVerdict::incomparable:
+      return kYellow;
+    case CellVerdict::unchanged:
+      return "";
+  }
+  return "";
+}
+
+const char* gate_color(GateVerdict v) {
+  switch (v) {
+    case GateVerdict::regression:
+      return kRed;
+    case GateVerdict::inconclusive:
+      return kYellow;
+    case GateVerdict::pass:
+      return kGreen;
+  }
+  return "";
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+void TableReporter::report(const GateResult& r, const ReportInfo& info, std::ostream& out) const {
+  auto paint = [&](const std::string& s, const char* color) {
+    return (color_ && *color) ? std::string(color) + s + kReset : s;
+  };
+  auto rev = [](const std::string& sha, const std::string& spelled) {
+    return rt::short_sha(sha) + (spelled.empty() || spelled == sha ? "" : " (" + spelled + ")");
+  };
+  out << "perfgate compare: base " << rev(r.base, info.base_spelled) << " -> head "
+      << rev(r.head, info.head_spelled) << '\n';
+  out << fmt::format("alpha {} ({}), min effect {:.1f}%, pooled: base {}, head {}\n",
+                     r.options.alpha, r.options.correction, r.options.min_effect * 100,
+                     rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));
+  for (const auto& n : info.notes) out << "note: " << n << '\n';
+  out << '\n';
+
+  constexpr size_t kCols = 9;
+  using Row = std::array<std::string, kCols>;
+  const Row header = {"verdict",  "cell",  "base ms", "head ms", "change",
+                      "ratio CI", "p adj", "base n",  "head n"};
+  constexpr std::array<bool, kCols> right = {false, false, true, true, true,
+                                             false, true,  true, true};
+  std::vector<std::pair<Row, CellVerdict>> rows;
+  for (const CellComparison* c : rt::worst_first(r.cells)) {
+    rows.push_back({{to_string(c->verdict), rt::key_label(c->key), rt::fmt_ms(c->base_median),
+                     rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), rt::fmt_ci(*c),
+                     rt::fmt_p(c->p_adjusted), fmt::format("{}x{}", c->base_runs, c->base_n),
+                     fmt::format("{}x{}", c->head_runs, c->head_n)},
+                    c->verdict});
+  }
+  std::array<size_t, kCols> width{};
+  for (size_t i = 0; i < kCols; ++i) width[i] = header[i].size();
+  for (const auto& [row, v] : rows) {
+    for (size_t i = 0; i < kCols; ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  auto line = [&](const Row& row, const char* color) {
+    std::string s;
+    for (size_t i = 0; i < kCols; ++i) {
+      std::string cell = right[i] ? fmt::format("{:>{}}", row[i], width[i])
+                                  : fmt::format("{:<{}}", row[i], width[i]);
+      if (i == 0) cell = paint(cell, color);  // pad first, so escapes never skew the columns
+      s += (i ? "  " : "") + cell;
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    out << s << '\n';
+  };
+  line(header, color_ ? kBold : "");
+  for (const auto& [row, v] : rows) line(row, verdict_color(v));
+  if (rows.empty()) out << "(no cells)\n";
+  out << "n = runs x repetitions pooled; change = head/base median of tpot_ms - 1\n\n";
+
+  for (const auto& w : r.warnings) out << paint("WARNING: " + w, kYellow) << '\n';
+  if (r.verdict == GateVerdict::inconclusive) {
+    for (const auto& c : rt::inconclusive_causes(r)) {
+      if (std::find(r.warnings.begin(), r.warnings.end(), c) == r.warnings.end()) {
+        out << paint("inconclusive: " + c, kYellow) << '\n';
+      }
+    }
+  }
+  out << paint(upper(to_string(r.verdict)), gate_color(r.verdict)) << ": " << rt::headline(r)
+      << '\n';
+}
+
+}  // namespace pg

@@ -1,0 +1,138 @@
+#include "ci/report_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace pg::report_text {
+namespace {
+bool usable(const std::optional<double>& v) { return v && std::isfinite(*v); }
+}  // namespace
+
+std::string short_sha(const std::string& sha) {
+  return sha.empty() ? "(none)" : sha.substr(0, std::min<size_t>(7, sha.size()));
+}
+
+std::string key_label(const CellKey& k) {
+  return fmt::format("{} {} B={} P={} gen={} kv={} {} graphs={} {}", k.model, k.dtype, k.batch_size,
+                     k.seq_len, k.gen_tokens, k.kv_cache ? "on" : "off", k.attention,
+                     k.cuda_graphs ? "on" : "off", k.device);
+}
+
+std::string fmt_ms(const std::optional<double>& v) {
+  if (!usable(v)) return "-";
+  double a = std::fabs(*v);
+  if (a >= 100) return fmt::format("{:.1f}", *v);
+  if (a >= 10) return fmt::format("{:.2f}", *v);
+  if (a >= 0.01) return fmt::format("{:.3f}", *v);
+  return fmt::format("{:.3g}", *v);
+}
+
+std::string fmt_ratio(const std::optional<double>& v) {
+  return usable(v) ? fmt::format("{:.3f}", *v) : "-";
+}
+
+std::string fmt_change(const std::optional<double>& ratio) {
+  return usable(ratio) ? fmt::format("{:+.1f}%", (*ratio - 1.0) * 100.0) : "-";
+}
+
+std::string fmt_ci(const CellComparison& c) {
+  if (!usable(c.ci_low) || !usable(c.ci_high)) return "-";
+  return fmt::format("[{:.3f}, {:.3f}]", *c.ci_low, *c.ci_high);
+}
+
+std::string fmt_p(const std::optional<double>& v) {
+  if (!usable(v)) return "-";
+  if (*v >= 0.0001) return fmt::format("{:.4f}", *v);
+  return fmt::format("{:.1e}", *v);
+}
+
+std::string fmt_pooled(int runs, int reps) {
+  return plural(runs, "run") + " / " + plural(reps, "rep");
+}
+
+std::string plural(int n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+std::vector<const CellComparison*> worst_first(const std::vector<CellComparison>& cells) {
+  std::vector<const CellComparison*> out;
+  for (const auto& c : cells) out.push_back(&c);
+  std::stable_sort(out.begin(), out.end(), [](const CellComparison* a, const CellComparison* b) {
+    bool ha = usable(a->ratio), hb = usable(b->ratio);
+    if (ha != hb) return ha;
+    if (ha && *a->ratio != *b->ratio) return *a->ratio > *b->ratio;
+    return a->key < b->key;
+  });
+  return out;
+}
+
+std::map<CellVerdict, int> count_verdicts(const GateResult& r) {
+  std::map<CellVerdict, int> n;
+  for (const auto& c : r.cells) ++n[c.verdict];
+  return n;
+}
+
+std::map<std::string, std::pair<std::string, std::string>> env_differences(const GateResult& r) {
+  std::map<std::string, std::pair<std::string, std::string>> diff;
+  for (const auto& field : comparable_env_fields()) {
+    auto b = r.base_env.find(field), h = r.head_env.find(field);
+    std::string bv = b == r.base_env.end() ? "" : b->second;
+    std::string hv = h == r.head_env.end() ? "" : h->second;
+    if (bv != hv) diff[field] = {bv, hv};
+  }
+  return diff;
+}
+
+std::vector<std::string> inconclusive_causes(const GateResult& r) {
+  std::vector<std::string> causes;
+  auto n = count_verdicts(r);
+  const int total = static_cast<int>(r.cells.size());
+  if (r.base_runs == 0) {
+    causes.push_back("no stored run of the base " + short_sha(r.base) +
+                     ": nothing to compare with");
+  } else if (n[CellVerdict::no_baseline] > 0) {
+    causes.push_back(fmt::format("{} of {} have no baseline (not measured on base {})",
+                                 n[CellVerdict::no_baseline], plural(total, "cell"),
+                                 short_sha(r.base)));
+  }
+  if (n[CellVerdict::incomparable] > 0) {
+    std::string why;
+    for (const auto& [field, v] : env_differences(r)) {
+      why += fmt::format("{}{}: '{}' vs '{}'", why.empty() ? "" : "; ", field, v.first, v.second);
+    }
+    causes.push_back(fmt::format(
+        "{} of {} are incomparable: base and head ran on different "
+        "environments{}",
+        n[CellVerdict::incomparable], plural(total, "cell"), why.empty() ? "" : " (" + why + ")"));
+  }
+  for (const auto& w : r.warnings) causes.push_back(w);
+  if (r.cells.empty() && r.base_runs > 0) causes.push_back("no cell to compare");
+  return causes;
+}
+
+std::string headline(const GateResult& r) {
+  auto n = count_verdicts(r);
+  const std::string what = "decode latency (tpot_ms)";
+  if (r.verdict == GateVerdict::regression) {
+    double worst = 0;
+    for (const auto& c : r.cells) {
+      if (c.verdict == CellVerdict::regression && usable(c.ratio))
+        worst = std::max(worst, *c.ratio);
+    }
+    std::string s = plural(n[CellVerdict::regression], "regression") + " in " + what;
+    if (worst > 0) s += ", worst " + fmt_change(worst);
+    return s;
+  }
+  if (r.verdict == GateVerdict::inconclusive) {
+    auto causes = inconclusive_causes(r);
+    return "inconclusive: " + (causes.empty() ? std::string("see details") : causes.front());
+  }
+  std::string s = "no regression in " + what + " across " + plural(int(r.cells.size()), "cell");
+  if (n[CellVerdict::improvement] > 0)
+    s += ", " + plural(n[CellVerdict::improvement], "improvement");
+  return s;
+}
+
+}  // namespace pg::report_text

@@ -1,0 +1,44 @@
+// Wording and number formatting shared by the human-readable reporters (table, markdown, github),
+// so a cell or a verdict reads the same in a terminal, a job summary and an annotation.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stats/gate.h"
+
+namespace pg::report_text {
+
+std::string short_sha(const std::string& sha);  // first 7 characters, or "(none)"
+
+// "gpt2 bf16 B=4 P=256 gen=32 kv=on sdpa graphs=off cuda"
+std::string key_label(const CellKey& key);
+
+std::string fmt_ms(const std::optional<double>& v);          // "12.35", "0.3123", "-"
+std::string fmt_ratio(const std::optional<double>& v);       // "1.065", "-"
+std::string fmt_change(const std::optional<double>& ratio);  // "+6.5%", "-3.0%", "-"
+std::string fmt_ci(const CellComparison& c);                 // "[1.040, 1.090]", "-"
+std::string fmt_p(const std::optional<double>& v);           // "0.0002", "3.1e-07", "-"
+std::string fmt_pooled(int runs, int reps);                  // "2 runs / 20 reps"
+
+// Cells ordered worst first: highest ratio first, cells without a ratio last, then by key.
+std::vector<const CellComparison*> worst_first(const std::vector<CellComparison>& cells);
+
+std::map<CellVerdict, int> count_verdicts(const GateResult& r);
+
+// Plural helper: plural(2, "regression") == "2 regressions".
+std::string plural(int n, const std::string& noun);
+
+// The one-line verdict without decoration, e.g. "2 regressions in decode latency (tpot_ms)",
+// "no regression in decode latency (tpot_ms) across 12 cells", "inconclusive: 12 cells have no
+// baseline".
+std::string headline(const GateResult& r);
+
+// Why an inconclusive verdict is inconclusive, one line per cause (empty for a clean pass).
+std::vector<std::string> inconclusive_causes(const GateResult& r);
+
+// Environment fields whose values differ between base and head: field -> (base, head).
+std::map<std::string, std::pair<std::string, std::string>> env_differences(const GateResult& r);
+
+}  // namespace pg::report_text

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2153  # REPO, HEAD_SHA, ... are the job state pg_state_load sources
+# Pull request, step 3: run the gate (`perfgate compare --base merge-base`), append its Markdown
+# to the job summary and leave the JSON report and the CSV for upload. Fails only when the gate
+# itself could not run (exit 2/4); the verdict's consequence is pr_decide.sh's, a later step, so
+# that the artifacts are uploaded in between whatever the verdict.
+# Outputs: verdict, exit-code, report-json, report-markdown, runs-csv.
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+pg_state_load
+gate_bin=${PERFGATE_BIN:-$HEAD_BIN}
+
+art=$PERFGATE_ARTIFACTS
+mkdir -p "$art"
+md="$art/perfgate-report.md"
+json="$art/perfgate-report.json"
+csv="$art/perfgate-runs.csv"
+rm -f "$md" "$json" "$csv"
+
+notes=()
+if [ -n "$BASE_NOTE" ]; then notes+=(--note "$BASE_NOTE"); fi
+if [ "$REUSED" = true ]; then
+  notes+=(--note "Baseline reused: the merge-base ${BASE_SHA:0:12} was not benchmarked in this job; its runs come from the runner's persistent store ($PERFGATE_DB), PERFGATE_REUSE_BASE=true.")
+fi
+
+set +e
+"$gate_bin" compare --db "$GATE_DB" --repo "$REPO" --main "$MAIN_REF" \
+  --base merge-base --head "$HEAD_SHA" \
+  --alpha "$PERFGATE_ALPHA" --min-effect "$PERFGATE_MIN_EFFECT" --correction "$PERFGATE_CORRECTION" \
+  --format markdown --github --output "$md" --json "$json" "${notes[@]}"
+rc=$?
+set -e
+
+if [ -f "$md" ]; then
+  pg_summary <"$md"
+  cat "$md" >&2
+else
+  printf '### 💥 perfgate: the gate could not run (exit %s)\n\nSee the job log.\n' "$rc" | pg_summary
+fi
+"$gate_bin" export --db "$GATE_DB" --format csv >"$csv" || pg_log "CSV export failed; no CSV artifact"
+
+case $rc in
+  0) verdict=pass ;;
+  1) verdict=regression ;;
+  3) verdict=inconclusive ;;
+  *) verdict=error ;;
+esac
+pg_output verdict "$verdict"
+pg_output exit-code "$rc"
+pg_output report-json "$json"
+pg_output report-markdown "$md"
+pg_output runs-csv "$csv"
+pg_log "gate verdict: $verdict (perfgate compare exit $rc)"
+
+pg_state_set GATE_RC "$rc"
+case $rc in
+  0 | 1 | 3) exit 0 ;;
+  *) exit "$rc" ;;
+esac

@@ -1,0 +1,378 @@
+#include "runner/config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "common/errors.h"
+#include "runner/config_detail.h"
+#include "runner/lm/measure.h"
+#include "runner/lm/presets.h"
+#include "runner/submit.h"
+
+namespace fs = std::filesystem;
+
+namespace pg {
+namespace detail {
+namespace {
+
+struct SettingDef {
+  SettingInfo info;
+  ValueKind kind;
+};
+
+const std::vector<SettingDef>& setting_defs() {
+  using K = ValueKind;
+  static const std::vector<SettingDef> defs = {
+      {{"model", "LIST",
+        "model presets (tiny, gpt2..gpt2-xl, cs336-small..cs336-2.7b) or file:PATH.safetensors",
+        "tiny"},
+       K::string_list},
+      {{"dtype", "LIST", "weight and activation dtypes: fp32,fp16,bf16",
+        "fp32 on cpu, bf16 on cuda"},
+       K::string_list},
+      {{"batch-sizes", "LIST", "batch sizes to sweep", "1,4,8,16"}, K::int_list},
+      {{"seq-lens", "LIST", "prompt lengths to sweep", "64,256,512"}, K::int_list},
+      {{"gen-tokens", "N", "tokens generated per repetition (first token + N-1 decode steps)",
+        "32"},
+       K::int_scalar},
+      {{"warmup", "N", "untimed repetitions before the timed ones", "3"}, K::int_scalar},
+      {{"reps", "N", "timed repetitions per cell", "10"}, K::int_scalar},
+      {{"device", "DEV", "cpu, cuda or cuda:N", "cuda if a GPU is present, else cpu"},
+       K::string_scalar},
+      {{"kv-cache", "LIST", "KV cache on,off (off recomputes the prefix every step)", "on"},
+       K::onoff_list},
+      {{"attention", "LIST", "attention kernels: sdpa,math",
+        "sdpa where LibTorch has it, else math"},
+       K::string_list},
+      {{"cuda-graphs", "LIST", "CUDA graphs for decode: on,off", "off"}, K::onoff_list},
+      {{"seed", "N", "seed of the random weights and prompts", "0"}, K::int_scalar},
+      {{"repo", "PATH", "git repository whose commit tags the run", "the current directory's"},
+       K::string_scalar},
+      {{"db", "FILE", "SQLite database the run is stored in", "perfgate.db"}, K::string_scalar},
+      {{"csv", "FILE", "also write the run as CSV to FILE", ""}, K::string_scalar},
+      {{"json", "FILE", "also write the run as export JSON to FILE", ""}, K::string_scalar},
+      {{"submit", "URL", "also POST the run to a perfgate server at URL (+ /api/v1/runs)", ""},
+       K::string_scalar},
+      {{"token-file", "FILE", "bearer token for --submit", ""}, K::string_scalar},
+      {{"quiet", "", "no progress and no table", ""}, K::flag},
+      {{"peak-bw-gbps", "GBPS", "device peak memory bandwidth for MBU", "known-GPU table"},
+       K::number},
+      {{"peak-tflops", "TFLOPS", "device peak FLOP/s (in the run's dtype) for MFU",
+        "known-GPU table"},
+       K::number},
+  };
+  return defs;
+}
+
+const SettingDef* find_def(const std::string& name) {
+  for (const auto& d : setting_defs())
+    if (d.info.name == name) return &d;
+  return nullptr;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+// A flag's text in the raw form; list flags split on commas.
+RawSetting raw_from_flag(const std::string& name, const std::string& text) {
+  RawSetting raw;
+  raw.where = "--" + name;
+  const ValueKind kind = kind_of(name);
+  const bool list = kind == ValueKind::int_list || kind == ValueKind::string_list ||
+                    kind == ValueKind::onoff_list;
+  if (!list) {
+    raw.items.push_back({text, raw.where});
+    return raw;
+  }
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) raw.items.push_back({trim(item), raw.where});
+  if (!text.empty() && text.back() == ',') raw.items.push_back({"", raw.where});
+  if (raw.items.empty()) raw.items.push_back({"", raw.where});
+  return raw;
+}
+
+[[noreturn]] void bad(const RawItem& item, const std::string& why) {
+  throw UsageError(fmt::format("{}: '{}' {}", item.where, item.text, why));
+}
+
+int64_t parse_integer(const RawItem& item, int64_t min, int64_t max, const char* what) {
+  int64_t v = 0;
+  const char* b = item.text.data();
+  const char* e = b + item.text.size();
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (item.text.empty() || ec != std::errc() || p != e || v < min || v > max)
+    bad(item, fmt::format("is not {}", what));
+  return v;
+}
+
+int parse_positive(const RawItem& item) {
+  return static_cast<int>(
+      parse_integer(item, 1, std::numeric_limits<int>::max(), "a positive integer"));
+}
+
+double parse_positive_number(const RawItem& item) {
+  double v = 0;
+  const char* b = item.text.data();
+  const char* e = b + item.text.size();
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (item.text.empty() || ec != std::errc() || p != e || !std::isfinite(v) || v <= 0)
+    bad(item, "is not a positive number");
+  return v;
+}
+
+std::string parse_choice(const RawItem& item, const std::vector<std::string>& choices) {
+  for (const auto& c : choices)
+    if (item.text == c) return c;
+  bad(item, fmt::format("is not one of {}", fmt::join(choices, ", ")));
+}
+
+bool parse_onoff(const RawItem& item) {
+  if (item.text == "on") return true;
+  if (item.text == "off") return false;
+  bad(item, "is not on or off");
+}
+
+void reject_duplicates(const RawSetting& raw) {
+  std::set<std::string> seen;
+  for (const auto& item : raw.items)
+    if (!seen.insert(item.text).second) bad(item, "is listed twice");
+}
+
+template <typename T, typename F>
+std::vector<T> parse_list(const RawSetting& raw, F parse_one) {
+  reject_duplicates(raw);
+  std::vector<T> out;
+  for (const auto& item : raw.items) out.push_back(parse_one(item));
+  return out;
+}
+
+std::string parse_model(const RawItem& item) {
+  if (lm::is_file_model(item.text)) {
+    const std::string path = lm::file_model_path(item.text);
+    std::error_code ec;
+    if (path.empty()) bad(item, "names no file (expected file:PATH.safetensors)");
+    if (!fs::is_regular_file(path, ec)) bad(item, "names a file that does not exist");
+    return item.text;
+  }
+  if (lm::find_preset(item.text)) return item.text;
+  bad(item, fmt::format("is not a model preset ({}) or file:PATH.safetensors",
+                        fmt::join(lm::preset_names(), ", ")));
+}
+
+std::string parse_device(const RawItem& item) {
+  const std::string& t = item.text;
+  if (t == "cpu") return t;
+  if (t != "cuda" && !t.starts_with("cuda:")) bad(item, "is not cpu, cuda or cuda:N");
+  if (t.starts_with("cuda:"))
+    parse_integer({t.substr(5), item.where}, 0, 1023, "a CUDA device index");
+  if (!cuda_available())
+    bad(item, "asks for a GPU, but this machine has no usable CUDA device (use --device cpu)");
+  return t;
+}
+
+// A file the run will write at the end must be writable up front, not after an hour of sweep.
+std::string parse_output_path(const RawItem& item) {
+  if (item.text.empty()) bad(item, "is empty");
+  std::error_code ec;
+  const fs::path p(item.text);
+  if (fs::is_directory(p, ec)) bad(item, "is a directory");
+  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec)) bad(item, "is in a directory that does not exist");
+  if (::access(parent.c_str(), W_OK) != 0 && !fs::exists(p, ec))
+    bad(item, "is in a directory that is not writable");
+  return item.text;
+}
+
+const RawItem& single(const RawSetting& raw) { return raw.items.front(); }
+
+}  // namespace
+
+bool is_setting(const std::string& name) { return find_def(name) != nullptr; }
+
+ValueKind kind_of(const std::string& setting) {
+  const SettingDef* d = find_def(setting);
+  if (!d) throw std::logic_error("unknown setting " + setting);
+  return d->kind;
+}
+
+SweepConfig validate_settings(const RawSettings& s) {
+  SweepConfig cfg;
+  auto get = [&](const char* name) -> const RawSetting* {
+    auto it = s.find(name);
+    return it == s.end() ? nullptr : &it->second;
+  };
+  if (auto r = get("model")) cfg.models = parse_list<std::string>(*r, parse_model);
+  if (auto r = get("device")) cfg.device = parse_device(single(*r));
+  if (cfg.device.empty()) cfg.device = cuda_available() ? "cuda" : "cpu";
+  const bool on_cuda = cfg.device != "cpu";
+  if (auto r = get("dtype"))
+    cfg.dtypes = parse_list<std::string>(*r, [](const RawItem& i) {
+      return parse_choice(i, {"fp32", "fp16", "bf16"});
+    });
+  if (cfg.dtypes.empty()) cfg.dtypes = {on_cuda ? "bf16" : "fp32"};
+  if (auto r = get("batch-sizes")) cfg.batch_sizes = parse_list<int>(*r, parse_positive);
+  if (auto r = get("seq-lens")) cfg.seq_lens = parse_list<int>(*r, parse_positive);
+  if (auto r = get("gen-tokens")) {
+    cfg.gen_tokens = parse_positive(single(*r));
+    if (cfg.gen_tokens < 2)
+      bad(single(*r), "is too small: a repetition needs at least one decode step (minimum 2)");
+  }
+  if (auto r = get("warmup"))
+    cfg.warmup = static_cast<int>(
+        parse_integer(single(*r), 0, std::numeric_limits<int>::max(), "a non-negative integer"));
+  if (auto r = get("reps")) cfg.reps = parse_positive(single(*r));
+  if (auto r = get("kv-cache")) cfg.kv_cache = parse_list<bool>(*r, parse_onoff);
+  if (auto r = get("attention"))
+    cfg.attention = parse_list<std::string>(*r, [](const RawItem& i) {
+      return parse_choice(i, {"sdpa", "math"});
+    });
+  if (cfg.attention.empty()) cfg.attention = {default_attention()};
+  if (auto r = get("cuda-graphs")) cfg.cuda_graphs = parse_list<bool>(*r, parse_onoff);
+  if (auto r = get("seed"))
+    cfg.seed =
+        parse_integer(single(*r), 0, std::numeric_limits<int64_t>::max(), "a non-negative integer");
+  if (auto r = get("repo")) {
+    std::error_code ec;
+    if (!fs::is_directory(single(*r).text, ec)) bad(single(*r), "is not a directory");
+    cfg.repo = single(*r).text;
+  }
+  if (auto r = get("db")) cfg.db = parse_output_path(single(*r));
+  if (auto r = get("csv")) cfg.csv = parse_output_path(single(*r));
+  if (auto r = get("json")) cfg.json = parse_output_path(single(*r));
+  if (auto r = get("submit")) {
+    parse_submit_url(single(*r).text, single(*r).where);
+    cfg.submit_url = single(*r).text;
+  }
+  if (auto r = get("token-file")) {
+    if (cfg.submit_url.empty())
+      throw UsageError(single(*r).where + ": only makes sense with --submit");
+    read_token_file(single(*r).text, single(*r).where);
+    cfg.token_file = single(*r).text;
+  } else if (!cfg.submit_url.empty()) {
+    throw UsageError(get("submit")->where + ": needs --token-file with the server's token");
+  }
+  if (auto r = get("quiet")) cfg.quiet = single(*r).text == "true";
+  if (auto r = get("peak-bw-gbps")) cfg.peak_bw_gbps = parse_positive_number(single(*r));
+  if (auto r = get("peak-tflops")) cfg.peak_tflops = parse_positive_number(single(*r));
+
+  // Every prompt plus its generated tokens must fit the context of every preset model.
+  const int max_seq = *std::max_element(cfg.seq_lens.begin(), cfg.seq_lens.end());
+  for (const auto& model : cfg.models) {
+    const auto preset = lm::find_preset(model);
+    if (!preset || max_seq + cfg.gen_tokens <= preset->context) continue;
+    const RawSetting* seq = get("seq-lens");
+    throw UsageError(fmt::format(
+        "{}: prompt length {} + gen-tokens {} = {} exceeds the context length {} of model '{}'",
+        seq ? seq->where : std::string("--seq-lens"), max_seq, cfg.gen_tokens,
+        max_seq + cfg.gen_tokens, preset->context, model));
+  }
+  return cfg;
+}
+
+}  // namespace detail
+
+const std::vector<SettingInfo>& run_settings() {
+  static const std::vector<SettingInfo> infos = [] {
+    std::vector<SettingInfo> v;
+    for (const auto& d : detail::setting_defs()) v.push_back(d.info);
+    return v;
+  }();
+  return infos;
+}
+
+void add_run_flags(CLI::App& cmd, RunFlags& flags) {
+  cmd.add_option("--config", flags.config_path,
+                 "TOML sweep file; its keys are these flag names, flags given here override it")
+      ->type_name("FILE");
+  for (const auto& d : detail::setting_defs()) {
+    const SettingInfo& s = d.info;
+    if (d.kind == detail::ValueKind::flag) {
+      cmd.add_flag("--" + s.name, flags.quiet, s.help);
+      continue;
+    }
+    // Bound through a callback so that "given" and "not given" stay distinguishable.
+    auto* opt = cmd.add_option_function<std::string>(
+        "--" + s.name, [&flags, name = s.name](const std::string& v) { flags.values[name] = v; },
+        s.help);
+    opt->type_name(s.value_hint);
+    // A literal default shows as CLI11's "=VALUE"; one that depends on the machine as prose.
+    if (s.default_text.find(' ') == std::string::npos)
+      opt->default_str(s.default_text);
+    else
+      opt->description(s.help + " (default: " + s.default_text + ")");
+  }
+}
+
+SweepConfig sweep_config_from_toml(const std::string& toml_text, const std::string& source_name,
+                                   const RunFlags& overrides) {
+  detail::RawSettings settings = detail::read_toml_settings(toml_text, source_name);
+  for (const auto& [name, text] : overrides.values) {
+    if (!detail::is_setting(name)) throw UsageError("unknown flag --" + name);
+    settings[name] = detail::raw_from_flag(name, text);
+  }
+  if (overrides.quiet) settings["quiet"] = {"--quiet", {{"true", "--quiet"}}};
+  return detail::validate_settings(settings);
+}
+
+SweepConfig resolve_sweep_config(const RunFlags& flags) {
+  std::string text;
+  if (!flags.config_path.empty()) {
+    std::error_code ec;
+    if (fs::is_directory(flags.config_path, ec))
+      throw UsageError(fmt::format("--config: '{}' is a directory", flags.config_path));
+    std::ifstream in(flags.config_path, std::ios::binary);
+    if (!in) throw UsageError(fmt::format("--config: cannot read '{}'", flags.config_path));
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    text = buf.str();
+  }
+  return sweep_config_from_toml(text, flags.config_path.empty() ? "(none)" : flags.config_path,
+                                flags);
+}
+
+std::string sweep_config_json(const SweepConfig& cfg) {
+  auto onoff = [](const std::vector<bool>& v) {
+    std::vector<std::string> out;
+    for (bool b : v) out.push_back(b ? "on" : "off");
+    return out;
+  };
+  nlohmann::json j = {
+      {"model", cfg.models},
+      {"dtype", cfg.dtypes},
+      {"batch-sizes", cfg.batch_sizes},
+      {"seq-lens", cfg.seq_lens},
+      {"gen-tokens", cfg.gen_tokens},
+      {"warmup", cfg.warmup},
+      {"reps", cfg.reps},
+      {"device", cfg.device},
+      {"kv-cache", onoff(cfg.kv_cache)},
+      {"attention", cfg.attention},
+      {"cuda-graphs", onoff(cfg.cuda_graphs)},
+      {"seed", cfg.seed},
+      {"repo", cfg.repo},
+      {"db", cfg.db},
+  };
+  if (!cfg.csv.empty()) j["csv"] = cfg.csv;
+  if (!cfg.json.empty()) j["json"] = cfg.json;
+  if (!cfg.submit_url.empty()) j["submit"] = cfg.submit_url;
+  if (cfg.peak_bw_gbps) j["peak-bw-gbps"] = *cfg.peak_bw_gbps;
+  if (cfg.peak_tflops) j["peak-tflops"] = *cfg.peak_tflops;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace pg

@@ -1,0 +1,42 @@
+// Internals shared by config.cpp (validation, flags) and config_toml.cpp (the sweep file).
+// Flags and TOML keys are first turned into the same raw form, so that one validator serves both
+// and every message can say where its value came from.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runner/sweep.h"
+
+namespace pg::detail {
+
+enum class ValueKind {
+  int_list,       // 1,4,8   | [1, 4, 8] or 4
+  int_scalar,     // 32      | 32
+  string_list,    // a,b     | ["a", "b"] or "a"
+  string_scalar,  // x       | "x"
+  onoff_list,     // on,off  | ["on", "off"], [true, false], "on" or true
+  flag,           // --quiet | true / false
+  number,         // 3350    | 3350 or 3350.5
+};
+
+ValueKind kind_of(const std::string& setting);  // the setting must exist
+bool is_setting(const std::string& name);
+
+struct RawItem {
+  std::string text;
+  std::string where;  // "--batch-sizes" or "sweep.toml:4: batch-sizes"
+};
+struct RawSetting {
+  std::string where;  // of the whole value
+  std::vector<RawItem> items;
+};
+using RawSettings = std::map<std::string, RawSetting>;
+
+// Throws UsageError "<source_name>:<line>: ..." for syntax errors, unknown keys and wrong types.
+RawSettings read_toml_settings(const std::string& text, const std::string& source_name);
+
+// Checks every value and fills the defaults that depend on the machine. Throws UsageError.
+SweepConfig validate_settings(const RawSettings& settings);
+
+}  // namespace pg::detail

@@ -1,0 +1,150 @@
+// `perfgate run` from a validated config to the exit code.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <optional>
+
+#include "common/errors.h"
+#include "runner/export_files.h"
+#include "runner/fingerprint.h"
+#include "runner/lm/measure.h"
+#include "runner/progress.h"
+#include "runner/submit.h"
+#include "runner/sweep.h"
+#include "runner/table.h"
+#include "store/run_json.h"
+#include "store/store.h"
+
+namespace pg {
+namespace {
+
+volatile std::sig_atomic_t g_stop_requested = 0;
+
+extern "C" void on_stop_signal(int) {
+  g_stop_requested = 1;
+  static const char msg[] =
+      "\nperfgate: stopping after the current cell; the run is kept as incomplete "
+      "(signal again to stop at once)\n";
+  // write(2) is async-signal-safe; its result cannot be acted on here.
+  [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+}
+
+// SIGINT/SIGTERM ask the sweep to stop between cells; SA_RESETHAND makes a second one fatal at
+// once (the run then stays incomplete, as after kill -9). SIGPIPE is ignored so that a closed
+// stdout becomes a write error (exit 4) instead of a signal.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_requested = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old_pipe_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGPIPE, &old_pipe_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{}, old_pipe_{};
+};
+
+void check_cells_supported(const std::vector<CellKey>& cells) {
+  for (const auto& key : cells) {
+    try {
+      check_cell_supported(key);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("cell {}: {}", describe_cell(key), e.what()));
+    }
+  }
+}
+
+void warn_about_failed_cells(const Run& run) {
+  size_t failed = 0;
+  for (const auto& c : run.cells) failed += c.status != CellStatus::ok;
+  if (failed == 0) return;
+  fmt::print(stderr, "perfgate: warning: {} of {} cells have no numbers:\n", failed,
+             run.cells.size());
+  for (const auto& c : run.cells)
+    if (c.status != CellStatus::ok)
+      fmt::print(stderr, "  {}: {}{}\n", describe_cell(c.key), to_string(c.status),
+                 c.reason ? " (" + *c.reason + ")" : std::string());
+}
+
+}  // namespace
+
+int perform_run(const SweepConfig& cfg) {
+  // Everything that can be refused is refused before the run row is written.
+  const std::vector<CellKey> cells = expand(cfg);
+  check_cells_supported(cells);
+  std::optional<SubmitTarget> target;
+  std::string token;
+  if (!cfg.submit_url.empty()) {
+    target = parse_submit_url(cfg.submit_url);
+    token = read_token_file(cfg.token_file);
+  }
+  const GitInfo git = read_git_info(cfg.repo);
+  const Environment env = run_environment(cfg.device);
+  Store store(cfg.db);
+
+  ReporterList console;
+  if (!cfg.quiet) {
+    console.add(std::make_unique<ProgressReporter>(stderr, ::isatty(STDERR_FILENO) == 1));
+    console.add(std::make_unique<TableReporter>(stdout));
+  }
+  ReporterList files;
+  if (!cfg.csv.empty()) files.add(std::make_unique<ExportFileReporter>(cfg.csv, ExportFormat::csv));
+  if (!cfg.json.empty())
+    files.add(std::make_unique<ExportFileReporter>(cfg.json, ExportFormat::json));
+
+  CellRunner runner;
+  SweepOutcome outcome;
+  {
+    StopSignals signals;
+    outcome = run_sweep(cfg, cells, store, runner, git, env, console,
+                        [] { return g_stop_requested != 0; });
+  }
+  const std::optional<Run> run = store.load_run(outcome.run_id);
+  if (!run) throw RuntimeFailure(fmt::format("run {} is missing from {}", outcome.run_id, cfg.db));
+  console.sweep_finished(*run);
+  warn_about_failed_cells(*run);
+  fmt::print("Stored run {} in {} ({}, {} of {} cells)\n", run->id, cfg.db, to_string(run->status),
+             outcome.attempted, outcome.total);
+  if (!cfg.quiet) fmt::print("View: perfgate serve --db {}  ->  http://127.0.0.1:8080/\n", cfg.db);
+  std::fflush(stdout);
+
+  // What follows only copies the stored run elsewhere; a failure says that the run is safe.
+  auto copy_step = [&](auto&& step) {
+    try {
+      step();
+    } catch (const std::exception& e) {
+      throw RuntimeFailure(fmt::format("{} (run {} is stored in {})", e.what(), run->id, cfg.db));
+    }
+  };
+  copy_step([&] { files.sweep_finished(*run); });
+  if (outcome.interrupted) {
+    fmt::print(stderr, "perfgate: interrupted: run {} stored as incomplete{}\n", run->id,
+               target ? "; not submitted" : "");
+    return kExitRuntime;
+  }
+  if (target) {
+    copy_step([&] { submit_run_json(*target, token, runs_to_json({*run}, true)); });
+    fmt::print("Submitted run {} to {}{}\n", run->id, target->scheme_host_port, target->path);
+  }
+  return kExitOk;
+}
+
+}  // namespace pg

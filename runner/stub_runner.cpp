@@ -1,1 +1,0 @@
-// Temporary: lets the tree configure before this component has sources. Delete when it does.

@@ -1,0 +1,80 @@
+#include "runner/submit.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "common/errors.h"
+
+namespace pg {
+
+SubmitTarget parse_submit_url(const std::string& url, const std::string& flag) {
+  // scheme, host (a name, an IPv4 address or a bracketed IPv6 one), optional port, optional path.
+  static const std::regex re(
+      R"(^(https?)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(:[0-9]{1,5})?(/[^?#]*)?$)");
+  std::smatch m;
+  if (!std::regex_match(url, m, re))
+    throw UsageError(
+        fmt::format("{}: '{}' is not an http:// or https:// URL of a perfgate server", flag, url));
+  if (m[3].matched) {
+    const int port = std::stoi(m[3].str().substr(1));
+    if (port < 1 || port > 65535)
+      throw UsageError(fmt::format("{}: port {} of '{}' is out of range", flag, port, url));
+  }
+  SubmitTarget t;
+  t.scheme_host_port = m[1].str() + "://" + m[2].str() + m[3].str();
+  std::string prefix = m[4].str();
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  t.path = prefix + "/api/v1/runs";
+  return t;
+}
+
+std::string read_token_file(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("{}: cannot read '{}'", flag, path));
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  std::string token = buf.str();
+  const auto first = token.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw UsageError(fmt::format("{}: '{}' is empty", flag, path));
+  token = token.substr(first, token.find_last_not_of(" \t\r\n") - first + 1);
+  if (token.find_first_of(" \t\r\n") != std::string::npos)
+    throw UsageError(
+        fmt::format("{}: '{}' holds more than one word; expected a single token", flag, path));
+  return token;
+}
+
+std::string submit_run_json(const SubmitTarget& target, const std::string& token,
+                            const std::string& export_json) {
+  httplib::Client client(target.scheme_host_port);
+  client.set_connection_timeout(10, 0);
+  client.set_read_timeout(120, 0);
+  client.set_write_timeout(120, 0);
+  client.set_bearer_token_auth(token);
+  const std::string url = target.scheme_host_port + target.path;
+  httplib::Result res = client.Post(target.path, export_json, "application/json");
+  if (!res)
+    throw RuntimeFailure(
+        fmt::format("submit to {} failed: {}", url, httplib::to_string(res.error())));
+  if (res->status < 200 || res->status > 299) {
+    std::string message = res->body;
+    // A JSON error document is shown as its "error" text when it has one; anything else as is.
+    const auto doc = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_object() && doc.contains("error") && doc["error"].is_string())
+      message = doc["error"].get<std::string>();
+    while (!message.empty() && (message.back() == '\n' || message.back() == '\r'))
+      message.pop_back();
+    constexpr size_t kMaxShown = 1000;
+    if (message.size() > kMaxShown) message = message.substr(0, kMaxShown) + "...";
+    throw RuntimeFailure(fmt::format("submit to {} failed: HTTP {}{}{}", url, res->status,
+                                     message.empty() ? "" : ": ", message));
+  }
+  return res->body;
+}
+
+}  // namespace pg

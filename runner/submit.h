@@ -1,0 +1,25 @@
+// `--submit URL --token-file FILE`: send a finished run to a remote `perfgate serve`.
+// The local store is always written first; submitting is an extra copy, never the only one.
+#pragma once
+#include <string>
+
+namespace pg {
+
+struct SubmitTarget {
+  std::string scheme_host_port;  // "http://ci-box:8080", what the HTTP client connects to
+  std::string path;              // the URL's path plus "/api/v1/runs"
+};
+
+// Throws UsageError naming `flag` unless `url` is http(s)://HOST[:PORT][/PREFIX].
+SubmitTarget parse_submit_url(const std::string& url, const std::string& flag = "--submit");
+
+// The token: the file's content without surrounding whitespace. Throws UsageError naming `flag`
+// when the file cannot be read or holds no token.
+std::string read_token_file(const std::string& path, const std::string& flag = "--token-file");
+
+// POSTs `export_json` (the document `perfgate export --format json` prints) with a bearer token.
+// Returns the server's reply on 2xx; throws RuntimeFailure with the server's message otherwise.
+std::string submit_run_json(const SubmitTarget& target, const std::string& token,
+                            const std::string& export_json);
+
+}  // namespace pg

@@ -1,0 +1,77 @@
+#include "runner/sweep.h"
+
+#include <chrono>
+#include <new>
+
+#include "runner/config.h"
+#include "runner/lm/measure.h"
+#include "runner/reporter.h"
+#include "store/store.h"
+
+namespace pg {
+
+namespace {
+
+// CellRunner reports oom / invalid / error as results; anything that still escapes it becomes a
+// stored `error` (or `oom` for host memory) cell rather than the end of the sweep.
+CellResult run_cell(CellRunner& runner, const CellKey& key, const MeasureOptions& opt) {
+  CellResult r;
+  try {
+    r = runner.run(key, opt);
+  } catch (const std::bad_alloc&) {
+    r = {};
+    r.status = CellStatus::oom;
+    r.reason = "out of host memory";
+  } catch (const std::exception& e) {
+    r = {};
+    r.status = CellStatus::error;
+    r.reason = e.what();
+  }
+  r.key = key;
+  return r;
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells, Store& store,
+                       CellRunner& runner, const GitInfo& git, const Environment& env,
+                       Reporter& reporter, const std::function<bool()>& stop_requested) {
+  SweepOutcome out;
+  out.total = cells.size();
+  out.run_id = store.begin_run(git, env, sweep_config_json(cfg));
+  MeasureOptions opt;
+  opt.warmup = cfg.warmup;
+  opt.reps = cfg.reps;
+  opt.seed = cfg.seed;
+  opt.peak_bw_gbps = cfg.peak_bw_gbps;
+  opt.peak_tflops = cfg.peak_tflops;
+  reporter.sweep_started(cells);
+  try {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (stop_requested && stop_requested()) {
+        out.interrupted = true;
+        break;
+      }
+      reporter.cell_started(i, cells[i]);
+      const auto t0 = std::chrono::steady_clock::now();
+      CellResult result = run_cell(runner, cells[i], opt);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      store.add_cell(out.run_id, result);
+      ++out.attempted;
+      reporter.cell_finished(i, result, seconds);
+    }
+  } catch (...) {
+    // The cells stored so far stay; the run says it did not finish normally.
+    try {
+      store.finish_run(out.run_id, RunStatus::failed);
+    } catch (...) {
+    }
+    throw;
+  }
+  out.status = out.attempted == out.total ? RunStatus::complete : RunStatus::incomplete;
+  store.finish_run(out.run_id, out.status);
+  return out;
+}
+
+}  // namespace pg

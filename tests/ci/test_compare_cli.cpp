@@ -1,0 +1,228 @@
+// `perfgate compare` and `perfgate changes` end to end: the real binary on real SQLite files (and
+// a real git repository for revisions), runs written through the Store API.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "ci_fixtures.h"
+#include "store/store.h"
+
+namespace pg {
+namespace {
+
+using test::run_command;
+
+std::vector<double> noisy(double median, int n, uint32_t seed, double cv = 0.01) {
+  std::mt19937 rng(seed);
+  std::lognormal_distribution<double> d(0.0, cv);
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(median * d(rng));
+  return v;
+}
+
+class CompareCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    repo = dir / "repo";
+    test::git_init(repo);
+    base = test::git_commit(repo, "a.txt", "1", "base");
+    test::git(repo, {"checkout", "-q", "-b", "feature"});
+    head = test::git_commit(repo, "b.txt", "2", "head");
+    test::git(repo, {"checkout", "-q", "main"});
+    other = test::git_commit(repo, "a.txt", "3", "main moves on");
+    db = dir / "perfgate.db";
+  }
+
+  void store_runs(const std::string& sha, int runs, double median, uint32_t seed, int reps = 10,
+                  const Environment& env = test::cpu_env()) {
+    Store s(db);
+    for (int r = 0; r < runs; ++r) {
+      s.import_run(test::synthetic_run(sha, keys, noisy(median, reps, seed + 97 * r), env));
+    }
+  }
+
+  test::CommandResult compare(std::vector<std::string> args) {
+    std::vector<std::string> argv = {PERFGATE_BIN, "compare", "--db", db, "--repo", repo};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv);
+  }
+
+  nlohmann::json compare_json(std::vector<std::string> args, int expect_exit) {
+    args.insert(args.end(), {"--format", "json"});
+    auto r = compare(args);
+    EXPECT_EQ(r.exit_code, expect_exit) << r.out << r.err;
+    return nlohmann::json::parse(r.out);
+  }
+
+  test::TempDir dir;
+  std::string repo, base, head, other, db;
+  std::vector<CellKey> keys = {test::cpu_key(1, 16), test::cpu_key(1, 32), test::cpu_key(4, 16)};
+};
+
+TEST_F(CompareCli, IdenticalWorkloadPasses) {
+  store_runs(base, 2, 1.0, 1);
+  store_runs(head, 2, 1.0, 2);
+  auto j = compare_json({"--base", base, "--head", head}, 0);
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(j["base"], base);
+  EXPECT_EQ(j["head"], head);
+  ASSERT_EQ(j["cells"].size(), 3u);
+  for (const auto& c : j["cells"]) EXPECT_EQ(c["verdict"], "unchanged") << c.dump();
+}
+
+TEST_F(CompareCli, SlowerHeadIsARegressionWithPooledCounts) {
+  store_runs(base, 2, 1.0, 3);
+  store_runs(head, 3, 1.2, 4);
+  auto j = compare_json({"--base", "main~1", "--head", "feature"}, 1);
+  EXPECT_EQ(j["verdict"], "regression");
+  for (const auto& c : j["cells"]) {
+    EXPECT_EQ(c["verdict"], "regression") << c.dump();
+    EXPECT_NEAR(c["ratio"].get<double>(), 1.2, 0.03);
+    EXPECT_LE(c["ci_low"].get<double>(), c["ratio"].get<double>());
+    EXPECT_GE(c["ci_high"].get<double>(), c["ratio"].get<double>());
+    EXPECT_LT(c["p_adjusted"].get<double>(), 0.01);
+    EXPECT_EQ(c["base_runs"], 2);
+    EXPECT_EQ(c["head_runs"], 3);
+    EXPECT_EQ(c["base_n"], 20);
+    EXPECT_EQ(c["head_n"], 30);
+  }
+  // A faster head is an improvement, and passes.
+  auto back = compare_json({"--base", head, "--head", base}, 0);
+  for (const auto& c : back["cells"]) EXPECT_EQ(c["verdict"], "improvement");
+}
+
+TEST_F(CompareCli, SmallSignificantChangeBelowMinEffectIsUnchanged) {
+  store_runs(base, 2, 1.0, 5, 10);
+  store_runs(head, 2, 1.03, 6, 10);
+  auto j = compare_json({"--base", base, "--head", head}, 0);
+  for (const auto& c : j["cells"]) EXPECT_EQ(c["verdict"], "unchanged") << c.dump();
+  auto strict = compare_json({"--base", base, "--head", head, "--min-effect", "0.01"}, 1);
+  EXPECT_EQ(strict["verdict"], "regression");
+}
+
+TEST_F(CompareCli, MergeBaseIsResolvedWithGit) {
+  store_runs(base, 1, 1.0, 7);
+  store_runs(head, 1, 1.0, 8);
+  auto j = compare_json({"--base", "merge-base", "--head", "feature", "--main", "main"}, 0);
+  EXPECT_EQ(j["base"], base);
+  EXPECT_EQ(j["head"], head);
+}
+
+TEST_F(CompareCli, MissingBaselineIsInconclusiveUnlessAllowed) {
+  store_runs(head, 2, 1.0, 9);
+  auto r = compare({"--base", other, "--head", head});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("no baseline"), std::string::npos) << r.out;
+  auto allowed = compare({"--base", other, "--head", head, "--allow-missing-baseline"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+}
+
+TEST_F(CompareCli, DifferentEnvironmentsAreIncomparable) {
+  Environment gpu_like = test::cpu_env();
+  gpu_like["torch"] = "2.10.0";
+  store_runs(base, 2, 1.0, 10, 10, gpu_like);
+  store_runs(head, 2, 1.5, 11);
+  auto j = compare_json({"--base", base, "--head", head}, 3);
+  EXPECT_EQ(j["verdict"], "inconclusive");
+  for (const auto& c : j["cells"]) EXPECT_EQ(c["verdict"], "incomparable") << c.dump();
+}
+
+TEST_F(CompareCli, TooFewRepetitionsSaySoAndAreInconclusive) {
+  store_runs(base, 1, 1.0, 12, 2);
+  store_runs(head, 1, 1.5, 13, 2);
+  auto r = compare({"--base", base, "--head", head});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("WARNING"), std::string::npos) << r.out;
+}
+
+TEST_F(CompareCli, OutputFilesAndGithubCommands) {
+  store_runs(base, 2, 1.0, 14);
+  store_runs(head, 2, 1.25, 15);
+  std::string md = dir / "report.md", js = dir / "report.json";
+  auto r = compare({"--base", base, "--head", head, "--format", "markdown", "--github", "--output",
+                    md, "--json", js});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("::error title=perfgate regression"), std::string::npos) << r.out;
+  std::ifstream in(md);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first.rfind("### ❌ perfgate: 3 regressions", 0), 0u) << first;
+  std::ifstream jin(js);
+  auto j = nlohmann::json::parse(jin);
+  EXPECT_EQ(j["verdict"], "regression");
+  EXPECT_FALSE(std::filesystem::exists(md + ".tmp"));
+}
+
+TEST_F(CompareCli, JsonOnStdoutStaysParseableWithGithub) {
+  store_runs(base, 2, 1.0, 16);
+  store_runs(head, 2, 1.25, 17);
+  auto r = compare({"--base", base, "--head", head, "--format", "json", "--github"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
+  EXPECT_NE(r.err.find("::error"), std::string::npos);
+}
+
+TEST_F(CompareCli, BadUsageExitsTwoNamingTheFlag) {
+  store_runs(base, 1, 1.0, 18);
+  store_runs(head, 1, 1.0, 19);
+  struct Case {
+    std::vector<std::string> args;
+    std::string mention;
+  };
+  const std::vector<Case> cases = {
+      {{"--base", base, "--head", head, "--alpha", "0"}, "--alpha"},
+      {{"--base", base, "--head", head, "--alpha", "1"}, "--alpha"},
+      {{"--base", base, "--head", head, "--alpha", "x"}, "--alpha"},
+      {{"--base", base, "--head", head, "--min-effect", "-0.1"}, "--min-effect"},
+      {{"--base", base, "--head", head, "--correction", "bonferroni"}, "--correction"},
+      {{"--base", base, "--head", head, "--format", "xml"}, "--format"},
+      {{"--base", "no-such-rev", "--head", head}, "no-such-rev"},
+      {{"--base", base, "--head", other}, "--head"},  // no stored run of head
+      {{"--base", base, "--head", "merge-base"}, "--head"},
+      {{"--head", head}, "--base"},
+  };
+  for (const auto& c : cases) {
+    auto r = compare(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.mention << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(c.mention), std::string::npos) << c.mention << ": " << r.err;
+  }
+  auto missing = run_command(
+      {PERFGATE_BIN, "compare", "--db", dir / "nope.db", "--base", base, "--head", head});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("nope.db"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "nope.db"));
+}
+
+TEST_F(CompareCli, ChangesFindsAStepInHistory) {
+  {
+    Store s(db);
+    for (int i = 0; i < 12; ++i) {
+      std::string sha = test::git_commit(repo, "h.txt", std::to_string(i), "h" + std::to_string(i));
+      double level = i < 6 ? 1.0 : 1.3;
+      pg::Run run = test::synthetic_run(sha, {keys[0]}, noisy(level, 10, 100 + i), test::cpu_env());
+      run.git.time = "2025-01-01T00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + ":00Z";
+      s.import_run(run);
+    }
+  }
+  auto r = run_command({PERFGATE_BIN, "changes", "--db", db, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["series"].size(), 1u) << r.out;
+  const auto& cps = j["series"][0]["change_points"];
+  ASSERT_EQ(cps.size(), 1u) << r.out;
+  EXPECT_EQ(cps[0]["index"], 6);
+  EXPECT_NEAR(cps[0]["ratio"].get<double>(), 1.3, 0.05);
+  auto text = run_command({PERFGATE_BIN, "changes", "--db", db});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("1 change point"), std::string::npos) << text.out;
+  auto bad = run_command({PERFGATE_BIN, "changes", "--db", db, "--metric", "nonsense"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--metric"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pg

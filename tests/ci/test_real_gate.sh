@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The real A/A and A/B gates on this machine (issue 3, calibration): two commits with no change in
+# between pass; a head that is genuinely slower (the PyPI wheel's MKL restricted to SSE4.2, a
+# ~2-5x slower matmul path at this batch size) is flagged with exit 1. Runs alternate base and
+# head, as the workflow does.
+# Usage: test_real_gate.sh /path/to/perfgate
+set -euo pipefail
+pg=$(realpath "${1:?usage: test_real_gate.sh /path/to/perfgate}")
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=real_gate_lib.sh
+source "$here/real_gate_lib.sh"
+sweep="$here/gate_sweep.toml"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-real-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+read -r A B C < <(real_repo "$tmp")
+passes=0 failures=0
+expect_exit() {  # expect_exit WHAT CODE COMMAND...
+  local what=$1 want=$2 got
+  shift 2
+  "$@" >"$tmp/out" 2>&1 && got=0 || got=$?
+  if [ "$got" -eq "$want" ]; then
+    echo "ok   - $what (exit $got)"
+    passes=$((passes + 1))
+  else
+    echo "FAIL - $what: exit $got, expected $want"
+    failures=$((failures + 1))
+  fi
+  cat "$tmp/out"
+}
+
+real_rounds "$pg" "$sweep" "$tmp/aa.db" 2 "$tmp/wt-A" "$tmp/wt-B"
+expect_exit "A/A: two commits with no change pass" 0 \
+  "$pg" compare --db "$tmp/aa.db" --repo "$tmp/repo" --base "$A" --head "$B"
+
+real_rounds "$pg" "$sweep" "$tmp/ab.db" 2 "$tmp/wt-A" "$tmp/wt-C" MKL_ENABLE_INSTRUCTIONS=SSE4_2
+expect_exit "A/B: a genuinely slower head is a regression" 1 \
+  "$pg" compare --db "$tmp/ab.db" --repo "$tmp/repo" --base "$A" --head "$C"
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
