@@ -82,6 +82,14 @@ class Store {
   std::optional<int64_t> find_series(const CellKey& key, const Environment& env);
   // Every stored cell of the series, ordered by commit time, then run id ("history order").
   std::vector<SeriesSample> series_samples(int64_t series_id, bool with_samples = true);
+  // Changes whenever a cell is added to a series (cells are append-only), so a reader can tell
+  // which series changed since it last looked and recompute only those (web/ caches per series).
+  struct SeriesVersion {
+    int64_t cells = 0;
+    int64_t last_cell_id = 0;
+    bool operator==(const SeriesVersion&) const = default;
+  };
+  std::map<int64_t, SeriesVersion> series_versions();  // series id -> version
 
   sqlite3* handle() { return db_; }  // for tests (integrity_check) only
 

@@ -65,14 +65,42 @@ std::shared_ptr<const std::vector<SeriesInfo>> App::series_list(uint64_t gen) {
 }
 
 std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_t gen) {
-  const std::string key = std::to_string(id) + "/" + metric_info(m).name;
-  auto v = views_.get(key, gen, [&]() -> std::shared_ptr<const SeriesView> {
-    auto info = store().get_series(id);
-    if (!info) return nullptr;
-    return std::make_shared<const SeriesView>(
-        build_series_view(*info, store().series_samples(id, /*with_samples=*/false), m));
+  std::shared_ptr<ViewSlot> slot;
+  {
+    std::lock_guard lk(slots_mutex_);
+    auto& s = view_slots_[{id, m}];
+    if (!s) {
+      // Ids a client made up get no slot once they prove unknown (below), so this stays bounded
+      // by the real series times the metrics.
+      s = std::make_shared<ViewSlot>();
+    }
+    slot = s;
+  }
+  std::lock_guard lk(slot->m);
+  if (slot->view && slot->generation >= gen) return slot->view;
+  auto versions = versions_.get("all", gen, [this] {
+    return std::make_shared<const std::map<int64_t, Store::SeriesVersion>>(
+        store().series_versions());
   });
-  return v;
+  auto it = versions->find(id);
+  const Store::SeriesVersion current = it == versions->end() ? Store::SeriesVersion{} : it->second;
+  if (slot->view && slot->version == current) {
+    slot->generation = gen;
+    return slot->view;
+  }
+  auto info = store().get_series(id);
+  if (!info) {
+    std::lock_guard lk2(slots_mutex_);
+    view_slots_.erase({id, m});
+    return nullptr;
+  }
+  // The version is read before the samples: a cell committed in between makes the view newer
+  // than its version, and the next look recomputes once more -- never the other way round.
+  slot->view = std::make_shared<const SeriesView>(
+      build_series_view(*info, store().series_samples(id, /*with_samples=*/false), m));
+  slot->version = current;
+  slot->generation = gen;
+  return slot->view;
 }
 
 std::vector<std::shared_ptr<const SeriesView>> App::all_views(uint64_t gen) {

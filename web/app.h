@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -41,7 +42,8 @@ class App {
   void note_write() { generation_.fetch_add(1); }
 
   std::shared_ptr<const std::vector<SeriesInfo>> series_list(uint64_t gen);
-  // nullptr when there is no such series.
+  // nullptr when there is no such series. After new data, only the series whose cells changed are
+  // recomputed (Store::series_versions); the others keep their view.
   std::shared_ptr<const SeriesView> series_view(int64_t id, Metric m, uint64_t gen);
   // Every series' tpot view, in series id order.
   std::vector<std::shared_ptr<const SeriesView>> all_views(uint64_t gen);
@@ -61,7 +63,15 @@ class App {
   sqlite3_stmt* data_version_ = nullptr;
   int64_t last_data_version_ = -1;
   GenerationCache<std::vector<SeriesInfo>> series_list_{4};
-  GenerationCache<SeriesView> views_{8192};
+  GenerationCache<std::map<int64_t, Store::SeriesVersion>> versions_{4};
+  struct ViewSlot {
+    std::mutex m;
+    uint64_t generation = 0;
+    Store::SeriesVersion version;
+    std::shared_ptr<const SeriesView> view;
+  };
+  std::mutex slots_mutex_;
+  std::map<std::pair<int64_t, Metric>, std::shared_ptr<ViewSlot>> view_slots_;
   GenerationCache<CachedBody> bodies_{2048};
   GenerationCache<CommitCatalog> catalogs_{4};
   GenerationCache<CompareView> compares_{256};

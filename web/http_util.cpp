@@ -125,20 +125,25 @@ void send_error(const httplib::Request& req, httplib::Response& res, int status,
   }
 }
 
+void run_guarded(const httplib::Request& req, httplib::Response& res,
+                 const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const HttpError& e) {
+    send_error(req, res, e.status, e.what());
+  } catch (const UsageError& e) {
+    send_error(req, res, 400, e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "perfgate serve: internal error on %s %s: %s\n", req.method.c_str(),
+                 log_safe(req.path).c_str(), e.what());
+    send_error(req, res, 500, "internal error (logged by the server)");
+  }
+}
+
 httplib::Server::Handler guarded(
     std::function<void(const httplib::Request&, httplib::Response&)> fn) {
   return [fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
-    try {
-      fn(req, res);
-    } catch (const HttpError& e) {
-      send_error(req, res, e.status, e.what());
-    } catch (const UsageError& e) {
-      send_error(req, res, 400, e.what());
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "perfgate serve: internal error on %s %s: %s\n", req.method.c_str(),
-                   log_safe(req.path).c_str(), e.what());
-      send_error(req, res, 500, "internal error (logged by the server)");
-    }
+    run_guarded(req, res, [&] { fn(req, res); });
   };
 }
 

@@ -52,8 +52,11 @@ void send_cached(const httplib::Request& req, httplib::Response& res, const Cach
 void send_error(const httplib::Request& req, httplib::Response& res, int status,
                 const std::string& reason);
 
-// Wraps a handler so that HttpError and UsageError become 4xx answers, and anything else a 500
-// that is logged (a 500 is always a defect).
+// Runs fn so that HttpError and UsageError become 4xx answers, and anything else a 500 that is
+// logged (a 500 is always a defect).
+void run_guarded(const httplib::Request& req, httplib::Response& res,
+                 const std::function<void()>& fn);
+// A handler wrapped in run_guarded.
 httplib::Server::Handler guarded(
     std::function<void(const httplib::Request&, httplib::Response&)> fn);
 

@@ -92,21 +92,14 @@ std::string render_run_page(const Run& run, const std::vector<int64_t>& series_i
        "</pre></details>";
 
   h += "<div class=\"card scroll\"><table id=\"cells\" class=\"sortable\"><thead><tr><th>model</th>"
-       "<th>dtype</th><th class=\"num\">batch</th><th class=\"num\">prompt</th><th "
-       "class=\"num\">gen</th>"
-       "<th>kv</th><th>attention</th><th>graphs</th><th>device</th><th>status</th>"
-       "<th class=\"num\">prefill</th><th class=\"num\">tpot</th><th class=\"num\">itl p50</th>"
-       "<th class=\"num\">itl p99</th><th class=\"num\">decode</th><th class=\"num\">total</th>"
-       "<th class=\"num\">peak mem</th><th class=\"num\">cv</th><th>samples</th><th>trend</th>"
-       "</tr></thead><tbody>";
+       "<th>cell</th><th>device</th><th>status</th><th class=\"num\">prefill</th>"
+       "<th class=\"num\">tpot</th><th class=\"num\">itl p50</th><th class=\"num\">itl p99</th>"
+       "<th class=\"num\">decode</th><th class=\"num\">total</th><th class=\"num\">peak mem</th>"
+       "<th class=\"num\">cv</th><th>decode steps</th><th>trend</th></tr></thead><tbody>";
   for (size_t i = 0; i < run.cells.size(); ++i) {
     const CellResult& c = run.cells[i];
     const CellKey& k = c.key;
-    h += "<tr><td>" + html_escape(k.model) + "</td><td>" + html_escape(k.dtype) + "</td>";
-    for (int x : {k.batch_size, k.seq_len, k.gen_tokens})
-      h += "<td class=\"num\">" + std::to_string(x) + "</td>";
-    h += std::string("<td>") + (k.kv_cache ? "on" : "off") + "</td><td>" +
-         html_escape(k.attention) + "</td><td>" + (k.cuda_graphs ? "on" : "off") + "</td><td>" +
+    h += "<tr><td>" + html_escape(k.model) + "</td><td>" + html_escape(key_label(k)) + "</td><td>" +
          html_escape(k.device) + "</td>";
     const std::string st = to_string(c.status);
     h += "<td><span class=\"badge " + std::string(st == "ok" ? "steady" : "inconclusive") +

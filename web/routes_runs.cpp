@@ -84,24 +84,45 @@ void register_run_routes(httplib::Server& http, App& app) {
              send_text(req, res, 200, render_run_page(*run, series), kHtmlType);
            }));
 
-  http.Post(
-      "/api/v1/runs", guarded([&app](const Req& req, Res& res) {
+  // A content-reader handler: the token is checked before the body is read, and cpp-httplib's
+  // own body reading (which would cap a body sent as form data at 8 KiB) is bypassed.
+  http.Post("/api/v1/runs", [&app](const Req& req, Res& res, const httplib::ContentReader& read) {
+    std::string body;
+    bool drained = false, complete = false;
+    auto read_body = [&] {
+      if (drained) return;
+      drained = true;
+      complete = read([&](const char* data, size_t len) {
+        body.append(data, len);
+        return true;  // the server's payload limit stops an oversized body (413)
+      });
+    };
+    run_guarded(req, res, [&] {
+      try {
         check_token(app, req, res);
-        // Malformed JSON and schema violations: UsageError with the validator's reason (400).
-        std::vector<Run> runs = runs_from_json(req.body, "request body");
-        if (runs.empty()) throw HttpError(400, "the document holds no runs");
-        const auto imported = app.store().import_runs(runs);  // all or nothing
-        app.note_write();
-        nlohmann::json out = nlohmann::json::array();
-        size_t inserted = 0;
-        for (const auto& i : imported) {
-          out.push_back({{"id", i.id}, {"inserted", i.inserted}});
-          inserted += i.inserted ? 1 : 0;
-        }
-        send_json(
-            req, res, inserted ? 201 : 200,
-            {{"runs", out}, {"inserted", inserted}, {"duplicates", imported.size() - inserted}});
-      }));
+      } catch (const HttpError&) {
+        read_body();  // read and drop, so the connection stays in step; nothing is stored
+        throw;
+      }
+      read_body();
+      if (res.status == 413) throw HttpError(413, "request body too large");
+      if (!complete) throw HttpError(400, "the request body could not be read to its end");
+      // Malformed JSON and schema violations: UsageError with the validator's reason (400).
+      std::vector<Run> runs = runs_from_json(body, "request body");
+      if (runs.empty()) throw HttpError(400, "the document holds no runs");
+      const auto imported = app.store().import_runs(runs);  // all or nothing
+      app.note_write();
+      nlohmann::json out = nlohmann::json::array();
+      size_t inserted = 0;
+      for (const auto& i : imported) {
+        out.push_back({{"id", i.id}, {"inserted", i.inserted}});
+        inserted += i.inserted ? 1 : 0;
+      }
+      send_json(
+          req, res, inserted ? 201 : 200,
+          {{"runs", out}, {"inserted", inserted}, {"duplicates", imported.size() - inserted}});
+    });
+  });
 }
 
 }  // namespace pg::web

@@ -111,6 +111,10 @@ struct Server::Impl {
   App app;
   HttpServer http;
   int port = -1;
+  // Computes every series' view once at start, so the first visitor of the overview does not wait
+  // for all of them (seconds on a large database). Requests meanwhile share its work.
+  std::thread warmer;
+  std::atomic<bool> stopping{false};
 };
 
 Server::Server(ServeOptions opt) {
@@ -172,7 +176,10 @@ Server::Server(ServeOptions opt) {
 }
 
 Server::~Server() {
-  if (impl_ && impl_->http.is_running()) impl_->http.stop();
+  if (!impl_) return;
+  impl_->stopping = true;
+  if (impl_->http.is_running()) impl_->http.stop();
+  if (impl_->warmer.joinable()) impl_->warmer.join();
 }
 
 int Server::bind() {
@@ -196,10 +203,27 @@ int Server::bind() {
 
 void Server::serve() {
   if (impl_->port <= 0) bind();
+  Impl* impl = impl_.get();
+  impl->warmer = std::thread([impl] {
+    try {
+      const uint64_t gen = impl->app.generation();
+      for (const SeriesInfo& s : *impl->app.series_list(gen)) {
+        if (impl->stopping) break;
+        impl->app.series_view(s.id, Metric::tpot_ms, gen);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "perfgate serve: warming the caches failed: %s\n", e.what());
+    }
+  });
   impl_->http.listen_after_bind();
+  impl_->stopping = true;
+  impl_->warmer.join();
 }
 
-void Server::stop() { impl_->http.stop(); }
+void Server::stop() {
+  impl_->stopping = true;
+  impl_->http.stop();
+}
 bool Server::is_running() const { return impl_->http.is_running(); }
 int Server::port() const { return impl_->port; }
 

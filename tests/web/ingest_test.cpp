@@ -79,6 +79,29 @@ TEST_F(Ingest, StoresANewRunAnd201ThenTheSameRunIsNotDuplicated) {
   EXPECT_EQ(back[0].cells[1].metrics, sent.cells[1].metrics);
 }
 
+TEST_F(Ingest, ABodyWithoutJsonContentTypeIsStillADocument) {
+  // `curl --data-binary @run.json` sends application/x-www-form-urlencoded.
+  auto c = server_->client();
+  auto r = c->Post("/api/v1/runs", {{"Authorization", std::string("Bearer ") + kToken}},
+                   doc({new_run(8)}), "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 201) << r->body;
+}
+
+TEST_F(Ingest, KeepAliveConnectionStaysUsableAfterARejectedBody) {
+  auto c = server_->client();
+  c->set_keep_alive(true);
+  const std::string body = doc({new_run(9)});
+  EXPECT_EQ(
+      c->Post("/api/v1/runs", {{"Authorization", "Bearer nope"}}, body, "application/json")->status,
+      401);
+  auto ok = c->Post("/api/v1/runs", {{"Authorization", std::string("Bearer ") + kToken}}, body,
+                    "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 201) << ok->body;
+  EXPECT_EQ(c->Get("/healthz")->status, 200);
+}
+
 TEST_F(Ingest, ExportOfTheServerIsAcceptedBackAsDuplicates) {
   auto c = server_->client();
   auto one = c->Get("/api/v1/runs/1");
