@@ -29,8 +29,10 @@ at::Tensor causal_mask(int64_t T, int64_t S, AttentionKind kind, const at::Tenso
   return at::full({T, S}, -INFINITY, opts).triu(S - T + 1);
 }
 
-at::Tensor decode_validity_mask(const at::Tensor& positions, const at::Tensor& pos) {
-  return positions.le(pos).view({1, 1, 1, -1});
+at::Tensor decode_validity_mask(const at::Tensor& positions, const at::Tensor& pos,
+                                at::ScalarType dtype) {
+  return at::zeros({1, 1, 1, positions.size(0)}, positions.options().dtype(dtype))
+      .masked_fill_(positions.gt(pos).view({1, 1, 1, -1}), -INFINITY);
 }
 
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

@@ -18,9 +18,12 @@ bool sdpa_available();                                   // LibTorch 2.x
 at::Tensor causal_mask(int64_t T, int64_t S, AttentionKind kind, const at::TensorOptions& opts);
 
 // Which of the static cache's positions a decode step at `pos` (long [1], on the device) may
-// read: positions <= pos, as a boolean [1, 1, 1, max_len] (true = attend), computed on the
-// device once per step. `positions` is arange(max_len) on the device.
-at::Tensor decode_validity_mask(const at::Tensor& positions, const at::Tensor& pos);
+// read: positions <= pos, as an additive [1, 1, 1, max_len] mask of `dtype` (0 = attend,
+// -inf = not yet written), computed on the device once per step. Additive rather than boolean
+// because SDPA turns a boolean mask into this form inside every call, one extra kernel per layer.
+// `positions` is arange(max_len) on the device.
+at::Tensor decode_validity_mask(const at::Tensor& positions, const at::Tensor& pos,
+                                at::ScalarType dtype);
 
 // mask: undefined, additive (0 / -inf in the activations' dtype), or boolean (true = attend);
 // math attention sets the scores outside a boolean mask to -inf.

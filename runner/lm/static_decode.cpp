@@ -13,7 +13,7 @@ StaticDecodeStep::StaticDecodeStep(const Model& m, KVCache& cache, AttentionKind
 }
 
 void StaticDecodeStep::run() {
-  const auto valid = decode_validity_mask(positions_, pos_);  // once per step, on the device
+  const auto valid = decode_validity_mask(positions_, pos_, m_.wte.scalar_type());  // once per step, on the device
   const auto logits = forward_static_step(m_, token_, pos_, cache_, valid, attention_);
   at::argmax_out(out_, logits, -1);
 }

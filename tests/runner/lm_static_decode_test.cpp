@@ -83,9 +83,10 @@ TEST(LmStaticDecodeMask, GarbagePastThePositionChangesNothing) {
       auto positions = at::arange(32, at::kLong);
       auto pos = at::full({1}, 10, at::kLong);
       auto token = at::randint(cfg.vocab, {2, 1}, at::kLong);
-      auto valid = decode_validity_mask(positions, pos);
+      auto valid = decode_validity_mask(positions, pos, m.wte.scalar_type());
       EXPECT_EQ(valid.sizes(), (at::IntArrayRef{1, 1, 1, 32}));
-      EXPECT_EQ(valid.sum().item<int64_t>(), 11);
+      EXPECT_EQ(valid.eq(0).sum().item<int64_t>(), 11);  // positions 0..10 attend
+      EXPECT_EQ(valid.isneginf().sum().item<int64_t>(), 21);
       auto la = forward_static_step(m, token, pos, clean, valid, attention);
       auto lb = forward_static_step(m, token, pos, dirty, valid, attention);
       EXPECT_TRUE(at::allclose(la, lb, 1e-5, 1e-6)) << (la - lb).abs().max();
