@@ -82,6 +82,14 @@ std::string sparkline_svg(const SeriesView& v, size_t max_points) {
     lo = std::min(lo, v.points[i].median);
     hi = std::max(hi, v.points[i].median);
   }
+  // At least 5% of the level tall: noise of a fraction of a percent should look flat, not like
+  // the full-height zigzag an auto-scaled axis would make of it.
+  const double floor_span = 0.05 * std::max(std::fabs(hi), std::fabs(lo));
+  if (hi - lo < floor_span) {
+    const double mid = (hi + lo) / 2;
+    lo = mid - floor_span / 2;
+    hi = mid + floor_span / 2;
+  }
   const double w = 100, hgt = 24, pad = 3;
   const double span = hi > lo ? hi - lo : 1;
   const size_t count = n - from;

@@ -77,16 +77,18 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
     h += "<section class=\"group card\"><h2>" + html_escape(g.model) + " <span class=\"muted\">" +
          html_escape(g.device) +
          "</span></h2><div class=\"scroll\"><table><thead><tr>"
-         "<th><span class=\"hide-narrow\">overlay</span></th><th>cell</th>"
-         "<th class=\"num\">latest tpot</th><th>trend</th><th>status</th><th>last change</th>"
+         "<th class=\"hide-narrow\">overlay</th><th>cell</th>"
+         "<th class=\"num\">latest tpot</th><th>trend</th><th>status</th>"
+         "<th class=\"hide-narrow\">last change</th>"
          "<th class=\"hide-narrow\">latest commit</th><th class=\"hide-narrow\">environment</th>"
          "</tr></thead><tbody>";
     for (const auto& v : g.series) {
       const std::string id = std::to_string(v->info.id);
-      h += "<tr><td><input type=\"checkbox\" form=\"overlay\" name=\"ids\" value=\"" + id +
-           "\" aria-label=\"overlay series " + id + "\"></td>";
-      h +=
-          "<td><a href=\"/series/" + id + "\">" + html_escape(key_label(v->info.key)) + "</a></td>";
+      h += "<tr><td class=\"hide-narrow\"><input type=\"checkbox\" form=\"overlay\" name=\"ids\" "
+           "value=\"" +
+           id + "\" aria-label=\"overlay series " + id + "\"></td>";
+      h += "<td class=\"cellname\"><a href=\"/series/" + id + "\">" +
+           html_escape(key_label(v->info.key)) + "</a></td>";
       if (v->points.empty()) {
         h += "<td class=\"num\">–</td>";
       } else {
@@ -97,7 +99,7 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
            sparkline_svg(*v) + "</a></td>";
       h += "<td><span class=\"badge " + html_escape(v->status) + "\">" + html_escape(v->status) +
            "</span></td>";
-      h += "<td>" + last_change(*v) + "</td>";
+      h += "<td class=\"hide-narrow\">" + last_change(*v) + "</td>";
       if (v->points.empty()) {
         h += "<td class=\"hide-narrow\"></td>";
       } else {
@@ -113,7 +115,8 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
   }
   h += "</div>";
   if (!m.groups.empty())
-    h += "<p><button type=\"submit\" form=\"overlay\">Overlay selected series</button></p>";
+    h += "<p class=\"hide-narrow\"><button type=\"submit\" form=\"overlay\">Overlay selected "
+         "series</button></p>";
   PageFrame f{"Overview",
               "overview",
               "/api/v1/overview" + (query.empty() ? "" : "?" + query),
