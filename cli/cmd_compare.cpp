@@ -144,23 +144,6 @@ struct ChangesFlags {
   double alpha = 0.01;
 };
 
-const std::set<std::string>& known_metrics() {
-  static const std::set<std::string> m = {"prefill_ms",
-                                          "tpot_ms",
-                                          "itl_p50_ms",
-                                          "itl_p99_ms",
-                                          "decode_tok_s",
-                                          "total_tok_s",
-                                          "peak_alloc_bytes",
-                                          "weight_bytes",
-                                          "kv_bytes",
-                                          "achieved_bw_gbps",
-                                          "mbu",
-                                          "prefill_mfu",
-                                          "cv"};
-  return m;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -192,7 +175,7 @@ std::vector<CommitPoint> commit_points(const std::vector<SeriesSample>& samples,
 }
 
 int run_changes(const ChangesFlags& f) {
-  if (!known_metrics().count(f.metric))
+  if (std::find(metric_names().begin(), metric_names().end(), f.metric) == metric_names().end())
     throw UsageError("--metric: unknown metric '" + f.metric + "'");
   if (f.format != "text" && f.format != "json") {
     throw UsageError("--format must be text or json, got '" + f.format + "'");

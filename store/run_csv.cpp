@@ -7,23 +7,6 @@
 namespace pg {
 namespace {
 
-const std::vector<std::string>& spec_metrics() {
-  static const std::vector<std::string> m = {"prefill_ms",
-                                             "tpot_ms",
-                                             "itl_p50_ms",
-                                             "itl_p99_ms",
-                                             "decode_tok_s",
-                                             "total_tok_s",
-                                             "peak_alloc_bytes",
-                                             "weight_bytes",
-                                             "kv_bytes",
-                                             "achieved_bw_gbps",
-                                             "mbu",
-                                             "prefill_mfu",
-                                             "cv"};
-  return m;
-}
-
 // Environment fields that explain a number, as columns named env_<field>.
 const std::vector<std::string>& env_columns() {
   static const std::vector<std::string> e = {
@@ -62,7 +45,7 @@ std::string csv_field(const std::string& s) {
 }
 
 std::vector<std::string> csv_metric_columns(const std::vector<Run>& runs) {
-  std::vector<std::string> cols = spec_metrics();
+  std::vector<std::string> cols = metric_names();
   std::set<std::string> extra;
   for (const auto& r : runs)
     for (const auto& c : r.cells)

@@ -30,6 +30,15 @@ std::string to_string(RunStatus s) {
   return "failed";
 }
 
+const std::vector<std::string>& metric_names() {
+  static const std::vector<std::string> m = {
+      "prefill_ms",   "tpot_ms",     "itl_p50_ms",       "itl_p99_ms",
+      "decode_tok_s", "total_tok_s", "peak_alloc_bytes", "peak_rss_growth_bytes",
+      "weight_bytes", "kv_bytes",    "achieved_bw_gbps", "mbu",
+      "prefill_mfu",  "cv"};
+  return m;
+}
+
 CellStatus cell_status_from_string(const std::string& s) {
   if (s == "ok") return CellStatus::ok;
   if (s == "oom") return CellStatus::oom;

@@ -70,6 +70,9 @@ inline const std::vector<std::string>& comparable_env_fields() {
   return f;
 }
 
+// The derived metrics of SPEC.md's table, in its order, plus the CPU's memory metric.
+const std::vector<std::string>& metric_names();
+
 struct Run {
   int64_t id = 0;
   RunStatus status = RunStatus::incomplete;
