@@ -120,8 +120,8 @@ Gpt2Checkpoint inspect_gpt2_checkpoint(const std::string& path) {
     if (std::regex_match(canonical, m, layer_name))
       n_layer = std::max<int64_t>(n_layer, std::stoll(m[1].str()) + 1);
   }
-  const auto& wte = shape_of(c, "wte.weight", 2);
-  const auto& wpe = shape_of(c, "wpe.weight", 2);
+  const auto wte = shape_of(c, "wte.weight", 2);
+  const auto wpe = shape_of(c, "wpe.weight", 2);
   ModelConfig& cfg = c.config;
   cfg.name = "file:" + path;
   cfg.family = Family::gpt2;
