@@ -7,22 +7,6 @@
 namespace pg::stats {
 namespace {
 
-// store/types.cpp has to_string(CellStatus), but it lives in pg_store (SQLite); stats must not
-// link it.
-const char* status_name(CellStatus s) {
-  switch (s) {
-    case CellStatus::ok:
-      return "ok";
-    case CellStatus::oom:
-      return "oom";
-    case CellStatus::invalid:
-      return "invalid";
-    case CellStatus::error:
-      return "error";
-  }
-  return "error";
-}
-
 bool usable(double v) { return std::isfinite(v) && v > 0.0; }
 
 std::string quoted_set(const std::set<std::string>& values) {
@@ -59,7 +43,7 @@ std::map<CellKey, CellPool> pool_cells(const std::vector<Run>& runs) {
     for (const CellResult& cell : run.cells) {
       CellPool& pool = pools[cell.key];
       if (cell.status != CellStatus::ok) {
-        pool.failed.push_back(std::string(status_name(cell.status)) +
+        pool.failed.push_back(std::string(to_string(cell.status)) +
                               (cell.reason ? " (" + *cell.reason + ")" : ""));
         continue;
       }

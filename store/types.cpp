@@ -4,32 +4,6 @@
 
 namespace pg {
 
-std::string to_string(CellStatus s) {
-  switch (s) {
-    case CellStatus::ok:
-      return "ok";
-    case CellStatus::oom:
-      return "oom";
-    case CellStatus::invalid:
-      return "invalid";
-    case CellStatus::error:
-      return "error";
-  }
-  return "error";
-}
-
-std::string to_string(RunStatus s) {
-  switch (s) {
-    case RunStatus::complete:
-      return "complete";
-    case RunStatus::incomplete:
-      return "incomplete";
-    case RunStatus::failed:
-      return "failed";
-  }
-  return "failed";
-}
-
 const std::vector<std::string>& metric_names() {
   // SPEC's table order, then the CPU memory metric (kept last: CSV headers stay stable).
   static const std::vector<std::string> m = {"prefill_ms",

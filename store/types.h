@@ -29,8 +29,31 @@ struct CellKey {
 enum class CellStatus { ok, oom, invalid, error };
 enum class RunStatus { complete, incomplete, failed };
 
-std::string to_string(CellStatus);
-std::string to_string(RunStatus);
+// Inline so that stats/, which must not link the SQLite store, shares these names.
+inline std::string to_string(CellStatus s) {
+  switch (s) {
+    case CellStatus::ok:
+      return "ok";
+    case CellStatus::oom:
+      return "oom";
+    case CellStatus::invalid:
+      return "invalid";
+    case CellStatus::error:
+      return "error";
+  }
+  return "error";
+}
+inline std::string to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::complete:
+      return "complete";
+    case RunStatus::incomplete:
+      return "incomplete";
+    case RunStatus::failed:
+      return "failed";
+  }
+  return "failed";
+}
 CellStatus cell_status_from_string(const std::string&);  // throws UsageError
 RunStatus run_status_from_string(const std::string&);    // throws UsageError
 

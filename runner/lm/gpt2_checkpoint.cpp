@@ -13,16 +13,6 @@ namespace {
 
 constexpr std::string_view kPrefix = "transformer.";
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw UsageError("model file '" + path + "': " + what);
-}
-
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 // Buffers and duplicates that Hugging Face may save beside the weights; we read none of them.
 bool ignorable(const std::string& canonical) {
   static const std::regex buffers(R"(h\.\d+\.attn\.(bias|masked_bias))");
@@ -52,7 +42,7 @@ int64_t infer_n_head(const SafetensorsFile& f, const nlohmann::json& config, int
     try {
       n_head = std::stoll(it->second);
     } catch (const std::exception&) {
-      fail(f.path, "__metadata__ n_head '" + it->second + "' is not an integer");
+      fail_model_file(f.path, "__metadata__ n_head '" + it->second + "' is not an integer");
     }
   } else if (config.contains("n_head") && config["n_head"].is_number_integer()) {
     source = "config.json n_head";
@@ -62,19 +52,19 @@ int64_t infer_n_head(const SafetensorsFile& f, const nlohmann::json& config, int
     n_head = d_model % 64 == 0 ? d_model / 64 : 0;
   }
   if (n_head <= 0 || d_model % n_head != 0)
-    fail(f.path, "n_head from " + source + " is " + std::to_string(n_head) +
-                     ", which does not divide d_model " + std::to_string(d_model));
+    fail_model_file(f.path, "n_head from " + source + " is " + std::to_string(n_head) +
+                                ", which does not divide d_model " + std::to_string(d_model));
   return n_head;
 }
 
 const std::vector<int64_t>& shape_of(const Gpt2Checkpoint& c, const std::string& canonical,
                                      size_t rank) {
   auto it = c.names.find(canonical);
-  if (it == c.names.end()) fail(c.file.path, "missing tensor '" + canonical + "'");
+  if (it == c.names.end()) fail_model_file(c.file.path, "missing tensor '" + canonical + "'");
   const auto& shape = c.file.tensors.at(it->second).shape;
   if (shape.size() != rank)
-    fail(c.file.path, "tensor '" + it->second + "' has shape " + shape_string(shape) +
-                          ", expected " + std::to_string(rank) + " dimensions");
+    fail_model_file(c.file.path, "tensor '" + it->second + "' has shape " + shape_string(shape) +
+                                     ", expected " + std::to_string(rank) + " dimensions");
   return shape;
 }
 
@@ -110,7 +100,8 @@ Gpt2Checkpoint inspect_gpt2_checkpoint(const std::string& path) {
   for (const auto& [name, entry] : c.file.tensors) {
     std::string canonical = name.starts_with(kPrefix) ? name.substr(kPrefix.size()) : name;
     if (!c.names.emplace(canonical, name).second)
-      fail(path, "tensor '" + name + "' appears both with and without the 'transformer.' prefix");
+      fail_model_file(
+          path, "tensor '" + name + "' appears both with and without the 'transformer.' prefix");
   }
 
   static const std::regex layer_name(R"(h\.(\d+)\..*)");
@@ -129,7 +120,8 @@ Gpt2Checkpoint inspect_gpt2_checkpoint(const std::string& path) {
   cfg.d_model = wte[1];
   cfg.context = wpe[0];
   cfg.n_layer = n_layer;
-  if (n_layer == 0) fail(path, "missing tensor 'h.0.ln_1.weight' (no transformer layers found)");
+  if (n_layer == 0)
+    fail_model_file(path, "missing tensor 'h.0.ln_1.weight' (no transformer layers found)");
   cfg.d_ff = shape_of(c, "h.0.mlp.c_fc.weight", 2)[1];
   const auto config_json = sibling_config(path);
   cfg.n_head = infer_n_head(c.file, config_json, cfg.d_model);
@@ -140,20 +132,20 @@ Gpt2Checkpoint inspect_gpt2_checkpoint(const std::string& path) {
   expected["lm_head.weight"] = {cfg.vocab, cfg.d_model};
   for (const auto& [canonical, name] : c.names)
     if (!expected.count(canonical) && !ignorable(canonical))
-      fail(path, "unknown tensor '" + name + "' (not part of a GPT-2 checkpoint)");
+      fail_model_file(path, "unknown tensor '" + name + "' (not part of a GPT-2 checkpoint)");
   for (const auto& [canonical, shape] : expected) {
     auto it = c.names.find(canonical);
     if (it == c.names.end()) {
       if (canonical == "lm_head.weight") continue;  // tied to wte, usually not saved
-      fail(path, "missing tensor '" + canonical + "'");
+      fail_model_file(path, "missing tensor '" + canonical + "'");
     }
     const auto& entry = c.file.tensors.at(it->second);
     if (entry.shape != shape)
-      fail(path, "tensor '" + it->second + "' has shape " + shape_string(entry.shape) +
-                     ", expected " + shape_string(shape));
+      fail_model_file(path, "tensor '" + it->second + "' has shape " + shape_string(entry.shape) +
+                                ", expected " + shape_string(shape));
     if (entry.dtype != "F32" && entry.dtype != "F16" && entry.dtype != "BF16")
-      fail(path,
-           "tensor '" + it->second + "' has dtype " + entry.dtype + ", expected F32, F16 or BF16");
+      fail_model_file(path, "tensor '" + it->second + "' has dtype " + entry.dtype +
+                                ", expected F32, F16 or BF16");
   }
   return c;
 }

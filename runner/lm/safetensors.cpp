@@ -7,13 +7,8 @@
 #include "common/errors.h"
 
 namespace pg::lm {
-namespace {
 
-// The safetensors reference implementation refuses headers above 100 MB; so do we, before
-// allocating a buffer for a corrupt length.
-constexpr uint64_t kMaxHeaderBytes = 100'000'000;
-
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
+[[noreturn]] void fail_model_file(const std::string& path, const std::string& what) {
   throw UsageError("model file '" + path + "': " + what);
 }
 
@@ -23,9 +18,17 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
+namespace {
+
+// The safetensors reference implementation refuses headers above 100 MB; so do we, before
+// allocating a buffer for a corrupt length.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
 SafetensorsEntry parse_entry(const std::string& path, const std::string& name,
                              const nlohmann::json& j, uint64_t data_start, uint64_t data_size) {
-  auto bad = [&](const std::string& why) { fail(path, "tensor '" + name + "': " + why); };
+  auto bad = [&](const std::string& why) {
+    fail_model_file(path, "tensor '" + name + "': " + why);
+  };
   if (!j.is_object()) bad("header entry is not an object");
   if (!j.contains("dtype") || !j["dtype"].is_string()) bad("missing string field 'dtype'");
   if (!j.contains("shape") || !j["shape"].is_array()) bad("missing array field 'shape'");
@@ -70,32 +73,34 @@ int safetensors_dtype_size(const std::string& dtype) {
 
 SafetensorsFile read_safetensors_header(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "no such file");
+  if (!std::filesystem::is_regular_file(path, ec)) fail_model_file(path, "no such file");
   const uint64_t file_size = std::filesystem::file_size(path, ec);
-  if (ec) fail(path, "cannot read its size: " + ec.message());
+  if (ec) fail_model_file(path, "cannot read its size: " + ec.message());
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open it for reading");
-  if (file_size < 8) fail(path, "file is truncated: shorter than the 8-byte header length");
+  if (!in) fail_model_file(path, "cannot open it for reading");
+  if (file_size < 8)
+    fail_model_file(path, "file is truncated: shorter than the 8-byte header length");
   unsigned char len_bytes[8];
   in.read(reinterpret_cast<char*>(len_bytes), 8);
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len_bytes[i];
   if (header_len > file_size - 8)
-    fail(path, "bad header: its length " + std::to_string(header_len) +
-                   " runs past the end of the file (" + std::to_string(file_size) + " bytes)");
+    fail_model_file(path, "bad header: its length " + std::to_string(header_len) +
+                              " runs past the end of the file (" + std::to_string(file_size) +
+                              " bytes)");
   if (header_len > kMaxHeaderBytes)
-    fail(path, "bad header: length " + std::to_string(header_len) + " exceeds 100 MB");
+    fail_model_file(path, "bad header: length " + std::to_string(header_len) + " exceeds 100 MB");
   std::string text(header_len, '\0');
   in.read(text.data(), static_cast<std::streamsize>(header_len));
-  if (!in) fail(path, "cannot read the header");
+  if (!in) fail_model_file(path, "cannot read the header");
 
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    fail(path, std::string("bad header: not valid JSON (") + e.what() + ")");
+    fail_model_file(path, std::string("bad header: not valid JSON (") + e.what() + ")");
   }
-  if (!header.is_object()) fail(path, "bad header: the JSON is not an object");
+  if (!header.is_object()) fail_model_file(path, "bad header: the JSON is not an object");
 
   SafetensorsFile f;
   f.path = path;
@@ -103,7 +108,7 @@ SafetensorsFile read_safetensors_header(const std::string& path) {
   const uint64_t data_size = file_size - data_start;
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") {
-      if (!value.is_object()) fail(path, "bad header: '__metadata__' is not an object");
+      if (!value.is_object()) fail_model_file(path, "bad header: '__metadata__' is not an object");
       for (const auto& [k, v] : value.items())
         f.metadata[k] = v.is_string() ? v.get<std::string>() : v.dump();
       continue;

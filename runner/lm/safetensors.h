@@ -9,6 +9,10 @@
 
 namespace pg::lm {
 
+// UsageError "model file 'PATH': WHAT" (exit 2), shared by the loader and the GPT-2 mapping.
+[[noreturn]] void fail_model_file(const std::string& path, const std::string& what);
+std::string shape_string(const std::vector<int64_t>& shape);  // "[3, 4]"
+
 struct SafetensorsEntry {
   std::string dtype;  // as written: "F32", "F16", "BF16", ...
   std::vector<int64_t> shape;
