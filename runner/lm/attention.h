@@ -17,13 +17,49 @@ bool sdpa_available();                                   // LibTorch 2.x
 // plain causal square, which its is_causal flag covers without materialising a mask.
 at::Tensor causal_mask(int64_t T, int64_t S, AttentionKind kind, const at::TensorOptions& opts);
 
-// Which of the static cache's positions a decode step at `pos` (long [1], on the device) may
-// read: positions <= pos, as an additive [1, 1, 1, max_len] mask of `dtype` (0 = attend,
-// -inf = not yet written), computed on the device once per step. Additive rather than boolean
-// because SDPA turns a boolean mask into this form inside every call, one extra kernel per layer.
-// `positions` is arange(max_len) on the device.
-at::Tensor decode_validity_mask(const at::Tensor& positions, const at::Tensor& pos,
-                                at::ScalarType dtype);
+// What a decode step over the static cache [B, H, max_len, Dh] may read: the positions up to
+// the step's own, `pos` (long [1], on the device). set() recomputes it on the device once per
+// step, so that a CUDA graph can capture the step. Two forms:
+//  - length-aware (CUDA, bf16/fp16, sdpa, head_dim a multiple of 8 up to 256): flash attention's
+//    variable-length kernel, told each sequence's key count (pos + 1), reads the filled prefix
+//    and nothing else, with no mask;
+//  - masked (everywhere else): SDPA or math attention over the whole cache under an additive
+//    [1, 1, 1, max_len] mask (0 = attend, -inf = not yet written), built once per step rather
+//    than per layer. Additive rather than boolean because SDPA turns a boolean mask into this
+//    form inside every call, one extra kernel per layer.
+// PERFGATE_DECODE_ATTENTION=masked forces the masked form (the benchmark's contrast).
+class DecodeWindow {
+ public:
+  DecodeWindow(int64_t batch, int64_t n_head, int64_t max_len, int64_t head_dim,
+               const at::TensorOptions& activations, AttentionKind kind);
+  void set(const at::Tensor& pos);
+  // q [B, H, 1, Dh]; k, v: one layer's whole cache [B, H, max_len, Dh]. Returns [B, H, 1, Dh].
+  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const;
+  bool length_aware() const { return length_aware_; }
+  const at::Tensor& mask() const { return mask_; }  // the masked form's mask, after set()
+
+ private:
+  AttentionKind kind_;
+  bool length_aware_;
+  int64_t max_len_;
+  at::Tensor positions_, mask_;                         // masked form
+  at::Tensor cu_seqlens_q_, cu_seqlens_k_, seqused_k_;  // length-aware form (int32)
+};
+
+// PERFGATE_DECODE_ATTENTION: true for "masked", false when unset or "auto"; throws UsageError
+// on anything else.
+bool decode_mask_forced();
+
+// Whether the flash kernel serves a decode step of these activations (what DecodeWindow and
+// attend_decode use); false where PERFGATE_DECODE_ATTENTION=masked.
+bool flash_decode_available(const at::TensorOptions& activations, int64_t head_dim,
+                            AttentionKind kind);
+
+// One decode step (T = 1) over the filled prefix of the cache, k, v [B, H, S, Dh]: the flash
+// kernel that SDPA would pick, called directly (SDPA's per-call backend choice is host time
+// that an eager decode step pays in every layer), or `attend` where flash does not apply.
+at::Tensor attend_decode(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                         AttentionKind kind);
 
 // mask: undefined, additive (0 / -inf in the activations' dtype), or boolean (true = attend);
 // math attention sets the scores outside a boolean mask to -inf.

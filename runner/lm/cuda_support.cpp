@@ -14,6 +14,7 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -69,6 +70,10 @@ std::string kernel_driver_version() {
 
 int cuda_device_count() {
   return at::detail::getCUDAHooks().hasCUDA() ? at::cuda::device_count() : 0;
+}
+
+int cuda_compute_major(int index) {
+  return at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(index))->major;
 }
 
 CudaDeviceInfo cuda_device_info(int index) {
@@ -187,9 +192,17 @@ void cuda_empty_cache() {
   if (cuda_device_count() > 0) c10::cuda::CUDACachingAllocator::emptyCache();
 }
 
+void cuda_profiler(bool on) { on ? cudaProfilerStart() : cudaProfilerStop(); }
+
+void cuda_synchronize(int index) {
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));
+  cudaDeviceSynchronize();
+}
+
 #else  // a CPU-only LibTorch
 
 int cuda_device_count() { return 0; }
+int cuda_compute_major(int) { return 0; }
 CudaDeviceInfo cuda_device_info(int) { throw RuntimeFailure("this LibTorch has no CUDA"); }
 std::unique_ptr<StepClock> make_cuda_step_clock(int, size_t) {
   throw RuntimeFailure("this LibTorch has no CUDA");
@@ -203,6 +216,8 @@ std::unique_ptr<CudaGraph> capture_cuda_graph(int, const std::function<void()>&,
 void cuda_reset_peak_allocated(int) {}
 int64_t cuda_peak_allocated(int) { return 0; }
 void cuda_empty_cache() {}
+void cuda_profiler(bool) {}
+void cuda_synchronize(int) {}
 
 #endif
 

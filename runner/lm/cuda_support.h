@@ -20,6 +20,7 @@ struct CudaDeviceInfo {
   std::string cudnn;         // e.g. "9.10.2", or "none"
 };
 CudaDeviceInfo cuda_device_info(int index);
+int cuda_compute_major(int index);  // 9 on Hopper; 0 without CUDA
 
 // CUDA events (timing enabled) recorded on the current stream of `index`.
 std::unique_ptr<StepClock> make_cuda_step_clock(int index, size_t max_marks);
@@ -49,5 +50,8 @@ std::unique_ptr<CudaGraph> capture_cuda_graph(int index, const std::function<voi
 void cuda_reset_peak_allocated(int index);
 int64_t cuda_peak_allocated(int index);  // bytes since the last reset
 void cuda_empty_cache();
+// cudaProfilerStart / Stop: the window `ncu --profile-from-start off` profiles.
+void cuda_profiler(bool on);
+void cuda_synchronize(int index);
 
 }  // namespace pg::lm

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "runner/lm/attention.h"
 #include "runner/lm/cuda_support.h"
 #include "runner/lm/generate.h"
 #include "runner/lm/gpu_table.h"
@@ -142,6 +143,8 @@ Environment device_environment(const std::string& device) {
   env["torch"] = TORCH_VERSION;
   env["threads"] = std::to_string(at::get_num_threads());
   env["timing"] = lm::timing_mode_name(lm::timing_mode());
+  // Recorded only when forced, so that ordinary runs keep the fingerprint they always had.
+  if (lm::decode_mask_forced()) env["decode_attention"] = "masked";
   env["cpu"] = lm::cpu_model();
   if (d.is_cuda()) {
     const auto info = lm::cuda_device_info(d.index());

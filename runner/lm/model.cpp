@@ -19,15 +19,26 @@ at::Tensor norm(const Model& m, const at::Tensor& x, const at::Tensor& w, const 
 #endif
 }
 
-at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
-  return b.defined() ? at::linear(x, w, b) : at::linear(x, w);
+// Rows x [N, in] times w [out, in], plus b: one addmm (cuBLASLt fuses the bias where it can).
+at::Tensor dense(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  return b.defined() ? at::addmm(b, x, w.t()) : at::mm(x, w.t());
 }
 
-at::Tensor mlp(const Model& m, const LayerWeights& w, const at::Tensor& x) {
-  if (m.cfg.family == Family::gpt2)
-    return linear(at::gelu(linear(x, w.fc_w, w.fc_b), "tanh"), w.fc2_w, w.fc2_b);
-  auto gate_up = linear(x, w.fc_w, w.fc_b).chunk(2, -1);
-  return linear(at::silu(gate_up[0]) * gate_up[1], w.fc2_w, w.fc2_b);
+// The residual update x += y w^T + b, in place: the add rides in the matrix product (beta = 1),
+// so the bias is the only extra kernel (none in the cs336 family).
+void add_dense_(at::Tensor& x, const at::Tensor& y, const at::Tensor& w, const at::Tensor& b) {
+  x.addmm_(y, w.t());
+  if (b.defined()) x.add_(b);
+}
+
+// The MLP's hidden activations [N, d_ff], before its output projection.
+at::Tensor mlp_hidden(const Model& m, const LayerWeights& w, const at::Tensor& x) {
+  if (m.cfg.family == Family::gpt2) {
+    auto h = dense(x, w.fc_w, w.fc_b);
+    return at::gelu_(h, "tanh");
+  }
+  auto gate_up = dense(x, w.fc_w, w.fc_b).chunk(2, -1);
+  return at::silu(gate_up[0]).mul_(gate_up[1]);
 }
 
 }  // namespace
@@ -81,24 +92,29 @@ void init_rope(Model& m) {
 namespace {
 
 // The layers, the final norm and the head over embedded x [B, T, D]; `attend_layer` runs
-// attention for layer l on q, k, v [B, H, T, Dh] (it writes the cache if there is one).
+// attention for layer l on q [B, H, T, Dh] and kv [2, B, H, T, Dh] (it writes the cache if there
+// is one). Inside, activations are rows [B * T, D], so the linears are plain matrix products, and
+// the residual stream is updated in place.
 template <class AttendLayer>
 at::Tensor run_layers(const Model& m, at::Tensor x, const at::Tensor& cos, const at::Tensor& sin,
                       bool last_only, AttendLayer&& attend_layer) {
   const int64_t B = x.size(0), T = x.size(1), D = m.cfg.d_model, H = m.cfg.n_head;
+  x = x.reshape({B * T, D});
   for (size_t l = 0; l < m.layers.size(); ++l) {
     const auto& w = m.layers[l];
-    auto qkv = linear(norm(m, x, w.ln1_w, w.ln1_b), w.qkv_w, w.qkv_b)
+    auto qkv = dense(norm(m, x, w.ln1_w, w.ln1_b), w.qkv_w, w.qkv_b)
                    .view({B, T, 3, H, D / H})
                    .permute({2, 0, 3, 1, 4});  // [3, B, H, T, Dh]
     // One rotation for q and k together halves RoPE's small kernels.
-    auto qk = cos.defined() ? apply_rope(qkv.narrow(0, 0, 2), cos, sin) : qkv.narrow(0, 0, 2);
-    auto y = attend_layer(static_cast<int64_t>(l), qk[0], qk[1], qkv[2])
+    if (cos.defined())
+      qkv = at::cat({apply_rope(qkv.narrow(0, 0, 2), cos, sin), qkv.narrow(0, 2, 1)});
+    auto y = attend_layer(static_cast<int64_t>(l), qkv[0], qkv.narrow(0, 1, 2))
                  .transpose(1, 2)
-                 .reshape({B, T, D});
-    x = x + linear(y, w.proj_w, w.proj_b);
-    x = x + mlp(m, w, norm(m, x, w.ln2_w, w.ln2_b));
+                 .reshape({B * T, D});
+    add_dense_(x, y, w.proj_w, w.proj_b);
+    add_dense_(x, mlp_hidden(m, w, norm(m, x, w.ln2_w, w.ln2_b)), w.fc2_w, w.fc2_b);
   }
+  x = x.view({B, T, D});
   if (last_only) x = x.narrow(1, T - 1, 1);
   return at::linear(norm(m, x, m.lnf_w, m.lnf_b), m.head());
 }
@@ -122,15 +138,16 @@ at::Tensor forward(const Model& m, const at::Tensor& tokens, int64_t pos, KVCach
     sin = m.rope_sin.narrow(0, pos, T);
   }
   const auto mask = causal_mask(T, pos + T, attention, m.options());
-  return run_layers(m, x, cos, sin, last_only,
-                    [&](int64_t l, const at::Tensor& q, at::Tensor k, at::Tensor v) {
-                      if (cache) std::tie(k, v) = cache->update(l, pos, k, v);
-                      return attend(q, k, v, mask, attention);
-                    });
+  return run_layers(
+      m, x, cos, sin, last_only, [&](int64_t l, const at::Tensor& q, const at::Tensor& kv) {
+        if (!cache) return attend(q, kv[0], kv[1], mask, attention);
+        auto [k, v] = cache->update(l, pos, kv);
+        return T == 1 ? attend_decode(q, k, v, attention) : attend(q, k, v, mask, attention);
+      });
 }
 
 at::Tensor forward_static_step(const Model& m, const at::Tensor& token, const at::Tensor& pos,
-                               KVCache& cache, const at::Tensor& valid, AttentionKind attention) {
+                               KVCache& cache, const DecodeWindow& window) {
   auto x = at::embedding(m.wte, token);
   at::Tensor cos, sin;
   if (m.cfg.family == Family::gpt2) {
@@ -140,9 +157,9 @@ at::Tensor forward_static_step(const Model& m, const at::Tensor& token, const at
     sin = m.rope_sin.index_select(0, pos);
   }
   return run_layers(m, x, cos, sin, true,
-                    [&](int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-                      auto [kc, vc] = cache.update_at(l, pos, k, v);
-                      return attend(q, kc, vc, valid, attention);
+                    [&](int64_t l, const at::Tensor& q, const at::Tensor& kv) {
+                      auto [k, v] = cache.update_at(l, pos, kv);
+                      return window.attend(q, k, v);
                     });
 }
 

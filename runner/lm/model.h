@@ -51,10 +51,10 @@ at::Tensor forward(const Model& m, const at::Tensor& tokens, int64_t pos, KVCach
 
 // One decode step with fixed shapes, the graph-friendly form: token [B, 1] at the position held
 // on the device (pos: long [1]); k and v are written into the cache at pos with index_copy_ and
-// attention reads the whole cache [B, H, max_len, Dh] under `valid` (decode_validity_mask).
-// Nothing here depends on pos on the host, waits for the device or changes shape: a CUDA graph
-// can capture it. Returns the logits [B, 1, V].
+// attention reads the cache through `window` (set for pos beforehand). Nothing here depends on
+// pos on the host, waits for the device or changes shape: a CUDA graph can capture it. Returns
+// the logits [B, 1, V].
 at::Tensor forward_static_step(const Model& m, const at::Tensor& token, const at::Tensor& pos,
-                               KVCache& cache, const at::Tensor& valid, AttentionKind attention);
+                               KVCache& cache, const DecodeWindow& window);
 
 }  // namespace pg::lm

@@ -23,12 +23,13 @@ class StaticDecodeStep {
   const at::Tensor& pos() const { return pos_; }      // long [1]
   const at::Tensor& out() const { return out_; }      // long [B, 1]
   KVCache& cache() const { return cache_; }
+  const DecodeWindow& window() const { return window_; }
 
  private:
   const Model& m_;
   KVCache& cache_;
-  AttentionKind attention_;
-  at::Tensor token_, pos_, out_, positions_;
+  DecodeWindow window_;
+  at::Tensor token_, pos_, out_;
 };
 
 }  // namespace pg::lm

@@ -141,6 +141,39 @@ TEST_F(LmCuda, GraphDecodeGivesTheTokensOfEagerDecode) {
       }
 }
 
+// The length-aware window (flash's varlen kernel over the cache seen as rows) reads keys 0..pos
+// of every sequence and nothing past them: against SDPA over the narrowed prefix in fp32, with
+// huge values written past pos. Also the direct flash call of eager decode steps.
+TEST_F(LmCuda, LengthAwareDecodeAttentionReadsOnlyTheFilledPrefix) {
+  c10::InferenceMode guard;
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA, 0);
+  const int64_t H = 5, L = 40, Dh = 64;
+  EXPECT_FALSE(lm::DecodeWindow(1, H, L, Dh, bf16.dtype(at::kFloat), lm::AttentionKind::sdpa)
+                   .length_aware());
+  EXPECT_FALSE(lm::DecodeWindow(1, H, L, Dh, bf16, lm::AttentionKind::math).length_aware());
+  for (int64_t B : {1, 3})
+    for (int64_t pos : {0, 17, L - 1}) {
+      auto k = at::randn({B, H, L, Dh}, bf16), v = at::randn({B, H, L, Dh}, bf16);
+      if (pos + 1 < L) {
+        k.narrow(2, pos + 1, L - pos - 1).fill_(1e4);
+        v.narrow(2, pos + 1, L - pos - 1).fill_(-1e4);
+      }
+      auto q = at::randn({B, H, 1, Dh}, bf16);
+      lm::DecodeWindow window(B, H, L, Dh, bf16, lm::AttentionKind::sdpa);
+      ASSERT_TRUE(window.length_aware());
+      window.set(at::full({1}, pos, bf16.dtype(at::kLong)));
+      auto got = window.attend(q, k, v).to(at::kFloat);
+      auto kp = k.narrow(2, 0, pos + 1).to(at::kFloat), vp = v.narrow(2, 0, pos + 1).to(at::kFloat);
+      auto want = at::scaled_dot_product_attention(q.to(at::kFloat), kp, vp);
+      ASSERT_EQ(got.sizes(), want.sizes());
+      EXPECT_LT((got - want).abs().max().item<double>(), 2e-2) << "B " << B << " pos " << pos;
+      auto direct = lm::attend_decode(q, k.narrow(2, 0, pos + 1), v.narrow(2, 0, pos + 1),
+                                      lm::AttentionKind::sdpa);
+      EXPECT_LT((direct.to(at::kFloat) - want).abs().max().item<double>(), 2e-2)
+          << "B " << B << " pos " << pos;
+    }
+}
+
 // Graph cells through CellRunner: every sample there, replays timed by events on the pool
 // stream, steadier than eager.
 TEST_F(LmCuda, GraphCellsTimeTheirReplays) {

@@ -80,15 +80,17 @@ TEST(LmStaticDecodeMask, GarbagePastThePositionChangesNothing) {
       EXPECT_TRUE(at::equal(a, b)) << a << "\n" << b;
       // One step's logits with and without garbage past pos are the same to rounding.
       StaticDecodeStep sc(m, clean, attention, 2), sd(m, dirty, attention, 2);
-      auto positions = at::arange(32, at::kLong);
       auto pos = at::full({1}, 10, at::kLong);
       auto token = at::randint(cfg.vocab, {2, 1}, at::kLong);
-      auto valid = decode_validity_mask(positions, pos, m.wte.scalar_type());
+      DecodeWindow window(2, cfg.n_head, 32, cfg.head_dim(), m.options(), attention);
+      ASSERT_FALSE(window.length_aware());  // the CPU takes the masked form
+      window.set(pos);
+      const auto& valid = window.mask();
       EXPECT_EQ(valid.sizes(), (at::IntArrayRef{1, 1, 1, 32}));
       EXPECT_EQ(valid.eq(0).sum().item<int64_t>(), 11);  // positions 0..10 attend
       EXPECT_EQ(valid.isneginf().sum().item<int64_t>(), 21);
-      auto la = forward_static_step(m, token, pos, clean, valid, attention);
-      auto lb = forward_static_step(m, token, pos, dirty, valid, attention);
+      auto la = forward_static_step(m, token, pos, clean, window);
+      auto lb = forward_static_step(m, token, pos, dirty, window);
       EXPECT_TRUE(at::allclose(la, lb, 1e-5, 1e-6)) << (la - lb).abs().max();
     }
   }
