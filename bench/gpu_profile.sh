@@ -2,7 +2,7 @@
 # Where a GPU decode step's time goes (issue 6): builds perfgate and lm_decode_profile, runs the
 # CUDA test suite, the host-side operator profile of an eager step, Nsight Compute's kernel list
 # of one eager step and one graph replay, and the graph/eager cells with the length-aware and the
-# masked decode attention side by side.
+# masked decode attention side by side (PROFILE_CELLS=0 skips those).
 # Usage (GPU machine, repo root, after `source .device-debs/env.sh`): bench/gpu_profile.sh OUTDIR
 # Then, here: python3 bench/ncu_summary.py OUTDIR/ncu_*.csv
 set -uo pipefail
@@ -18,9 +18,8 @@ echo "LmCuda rc=$?"; grep -E "agree|tpot|OK|FAILED|Failure" "$out/lm_cuda_tests.
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/nvidia-smi.txt"
 for m in gpt2 gpt2-xl; do
   build-gpu/lm_decode_profile $m 1 512 > "$out/host_profile_$m.md" 2>&1
-  head -3 "$out/host_profile_$m.md"; grep "graph step" "$out/host_profile_$m.md"
+  head -3 "$out/host_profile_$m.md"; grep -E "graph step|attention call" "$out/host_profile_$m.md"
 done
-PERFGATE_DECODE_ATTENTION=masked build-gpu/lm_decode_profile gpt2-xl 1 512 | grep "graph step"
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 for m in gpt2 gpt2-xl; do
   timeout 240 "$ncu" --profile-from-start off --clock-control none --cache-control none \
@@ -29,10 +28,11 @@ for m in gpt2 gpt2-xl; do
   echo "ncu $m rc=$? lines=$(wc -l < "$out/ncu_$m.csv")"
 done
 cells="--model gpt2,gpt2-xl --dtype bf16 --batch-sizes 1,16 --seq-lens 512 --repo /tmp"
-build-gpu/perfgate run --db /tmp/pgbench/auto.db --quiet $cells --cuda-graphs on,off
-PERFGATE_DECODE_ATTENTION=masked build-gpu/perfgate run --db /tmp/pgbench/masked.db --quiet $cells --cuda-graphs on
-build-gpu/perfgate export --db /tmp/pgbench/auto.db --format json > "$out/cells_auto.json"
+[ "${PROFILE_CELLS:-1}" = 1 ] || exit 0
+build-gpu/perfgate run --db /tmp/pgbench/masked.db --quiet $cells --cuda-graphs on,off
+PERFGATE_DECODE_ATTENTION=flash build-gpu/perfgate run --db /tmp/pgbench/flash.db --quiet $cells --cuda-graphs on
 build-gpu/perfgate export --db /tmp/pgbench/masked.db --format json > "$out/cells_masked.json"
+build-gpu/perfgate export --db /tmp/pgbench/flash.db --format json > "$out/cells_flash.json"
 python3 - "$out"/cells_*.json <<'PY'
 import json, sys
 for f in sys.argv[1:]:

@@ -52,12 +52,12 @@ at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   return at::matmul(at::softmax(scores, -1), v);
 }
 
-bool decode_mask_forced() {
+bool decode_flash_chosen() {
   const char* v = std::getenv("PERFGATE_DECODE_ATTENTION");
-  if (!v || std::string(v).empty() || std::string(v) == "auto") return false;
-  if (std::string(v) == "masked") return true;
+  if (!v || std::string(v).empty() || std::string(v) == "masked") return false;
+  if (std::string(v) == "flash") return true;
   throw UsageError("PERFGATE_DECODE_ATTENTION: unknown value '" + std::string(v) +
-                   "' (expected auto or masked)");
+                   "' (expected masked or flash)");
 }
 
 namespace {
@@ -70,18 +70,18 @@ constexpr bool kHasFlashVarlen = false;
 
 }  // namespace
 
-bool flash_decode_available(const at::TensorOptions& activations, int64_t head_dim,
+bool flash_decode_supported(const at::TensorOptions& activations, int64_t head_dim,
                             AttentionKind kind) {
   const auto dtype = activations.dtype().toScalarType();
   return kHasFlashVarlen && kind == AttentionKind::sdpa && activations.device().is_cuda() &&
          (dtype == at::kBFloat16 || dtype == at::kHalf) && head_dim % 8 == 0 && head_dim <= 256 &&
-         cuda_compute_major(activations.device().index()) >= 8 && !decode_mask_forced();
+         cuda_compute_major(activations.device().index()) >= 8;
 }
 
 DecodeWindow::DecodeWindow(int64_t batch, int64_t n_head, int64_t max_len, int64_t head_dim,
                            const at::TensorOptions& activations, AttentionKind kind)
     : kind_(kind),
-      length_aware_(flash_decode_available(activations, head_dim, kind)),
+      length_aware_(decode_flash_chosen() && flash_decode_supported(activations, head_dim, kind)),
       max_len_(max_len) {
   const auto device = activations.device();
   if (length_aware_) {
@@ -129,7 +129,7 @@ at::Tensor DecodeWindow::attend(const at::Tensor& q, const at::Tensor& k,
 
 at::Tensor attend_decode(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                          AttentionKind kind) {
-  if (!flash_decode_available(q.options(), q.size(-1), kind)) return attend(q, k, v, {}, kind);
+  if (!flash_decode_supported(q.options(), q.size(-1), kind)) return attend(q, k, v, {}, kind);
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 6)
   // Flash takes [B, S, H, Dh]: the transposes are views, as SDPA's own are.
   auto out = std::get<0>(at::_flash_attention_forward(

@@ -20,14 +20,15 @@ at::Tensor causal_mask(int64_t T, int64_t S, AttentionKind kind, const at::Tenso
 // What a decode step over the static cache [B, H, max_len, Dh] may read: the positions up to
 // the step's own, `pos` (long [1], on the device). set() recomputes it on the device once per
 // step, so that a CUDA graph can capture the step. Two forms:
-//  - length-aware (CUDA, bf16/fp16, sdpa, head_dim a multiple of 8 up to 256): flash attention's
-//    variable-length kernel, told each sequence's key count (pos + 1), reads the filled prefix
-//    and nothing else, with no mask;
-//  - masked (everywhere else): SDPA or math attention over the whole cache under an additive
+//  - masked (the default): SDPA or math attention over the whole cache under an additive
 //    [1, 1, 1, max_len] mask (0 = attend, -inf = not yet written), built once per step rather
 //    than per layer. Additive rather than boolean because SDPA turns a boolean mask into this
 //    form inside every call, one extra kernel per layer.
-// PERFGATE_DECODE_ATTENTION=masked forces the masked form (the benchmark's contrast).
+//  - length-aware (PERFGATE_DECODE_ATTENTION=flash, where flash applies: CUDA, bf16/fp16, sdpa,
+//    head_dim a multiple of 8 up to 256): flash attention's variable-length kernel, told each
+//    sequence's key count (pos + 1), reads the filled prefix and nothing else, with no mask.
+//    Measured slower on the H200 at batch 1 (docs/PERFORMANCE.md: its kernel runs one block per
+//    head over the whole prefix), so it is the benchmark's contrast, not the default.
 class DecodeWindow {
  public:
   DecodeWindow(int64_t batch, int64_t n_head, int64_t max_len, int64_t head_dim,
@@ -46,13 +47,12 @@ class DecodeWindow {
   at::Tensor cu_seqlens_q_, cu_seqlens_k_, seqused_k_;  // length-aware form (int32)
 };
 
-// PERFGATE_DECODE_ATTENTION: true for "masked", false when unset or "auto"; throws UsageError
+// PERFGATE_DECODE_ATTENTION: false when unset or "masked", true for "flash"; throws UsageError
 // on anything else.
-bool decode_mask_forced();
+bool decode_flash_chosen();
 
-// Whether the flash kernel serves a decode step of these activations (what DecodeWindow and
-// attend_decode use); false where PERFGATE_DECODE_ATTENTION=masked.
-bool flash_decode_available(const at::TensorOptions& activations, int64_t head_dim,
+// Whether the flash kernel can serve a decode step of these activations.
+bool flash_decode_supported(const at::TensorOptions& activations, int64_t head_dim,
                             AttentionKind kind);
 
 // One decode step (T = 1) over the filled prefix of the cache, k, v [B, H, S, Dh]: the flash

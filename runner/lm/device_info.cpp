@@ -144,7 +144,7 @@ Environment device_environment(const std::string& device) {
   env["threads"] = std::to_string(at::get_num_threads());
   env["timing"] = lm::timing_mode_name(lm::timing_mode());
   // Recorded only when forced, so that ordinary runs keep the fingerprint they always had.
-  if (lm::decode_mask_forced()) env["decode_attention"] = "masked";
+  if (lm::decode_flash_chosen()) env["decode_attention"] = "flash";
   env["cpu"] = lm::cpu_model();
   if (d.is_cuda()) {
     const auto info = lm::cuda_device_info(d.index());

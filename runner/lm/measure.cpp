@@ -204,7 +204,7 @@ void check_cell_supported(const CellKey& key) {
     throw UsageError("--cuda-graphs on needs --device cuda (got --device " + key.device + ")");
   if (device.is_cpu()) cpu_threads();  // a malformed PERFGATE_CPU_THREADS fails here, early
   timing_mode();                       // likewise PERFGATE_TIMING
-  decode_mask_forced();                // and PERFGATE_DECODE_ATTENTION
+  decode_flash_chosen();               // and PERFGATE_DECODE_ATTENTION
   check_dtype_runs(device, key.dtype, attention);
 }
 

@@ -5,7 +5,8 @@
 //  - the eager decode step's host time per ATen operator (RecordFunction callbacks on the
 //    outermost operator calls; the callbacks' own cost inflates the total, so the step's wall
 //    time without them is printed too);
-//  - the CUDA-graph step's replay time.
+//  - host time per call of SDPA and of the flash kernel it picks, called directly;
+//  - the CUDA-graph step's replay time with each decode-attention form.
 // Its last act is one eager step and one graph replay between cudaProfilerStart and Stop, so
 // `ncu --profile-from-start off` profiles exactly those kernels.
 #include <ATen/record_function.h>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -118,19 +120,48 @@ int main(int argc, char** argv) {
   std::printf("| (all operators) | | %.1f | |\n", sum);
   std::printf("| (outside operators: our C++, the loop) | | %.1f | |\n", observed_ms * 1e3 - sum);
 
-  StaticDecodeStep step(m, cache, attention, B);
-  step.token().copy_(next);
-  step.set_position(pos);
-  auto graph = capture_cuda_graph(0, [&] { step.run(); });
-  for (int i = 0; i < 10; ++i) graph->replay();
-  cuda_synchronize(0);
-  const int replays = 200;
-  t0 = Clock::now();
-  for (int i = 0; i < replays; ++i) graph->replay();
-  cuda_synchronize(0);
-  std::printf("\ngraph step (%s attention): %.4f ms per replay (%d replays, wall)\n",
-              step.window().length_aware() ? "length-aware flash" : "masked",
-              ms_since(t0) / replays, replays);
+  // SDPA against the flash kernel it picks, called directly: host time per call at this decode
+  // step's shapes (a loop of launches that outruns the GPU's few microseconds per call).
+  {
+    const int64_t H = m.cfg.n_head, Dh = m.cfg.head_dim();
+    auto q = at::randn({B, H, 1, Dh}, m.options()), k = at::randn({B, H, P + 1, Dh}, m.options());
+    auto time_calls = [&](auto&& call) {
+      for (int i = 0; i < 20; ++i) call();
+      cuda_synchronize(0);
+      const int n = 2000;
+      auto t = Clock::now();
+      for (int i = 0; i < n; ++i) call();
+      const double host_us = ms_since(t) * 1e3 / n;
+      cuda_synchronize(0);
+      return std::pair{host_us, ms_since(t) * 1e3 / n};
+    };
+    auto sdpa = time_calls([&] { at::scaled_dot_product_attention(q, k, k); });
+    auto flash = time_calls([&] { attend_decode(q, k, k, attention); });
+    std::printf(
+        "\nattention call, host us / wall us per call: SDPA %.2f / %.2f, direct flash %.2f / "
+        "%.2f\n",
+        sdpa.first, sdpa.second, flash.first, flash.second);
+  }
+
+  std::unique_ptr<CudaGraph> graph;
+  std::unique_ptr<StaticDecodeStep> step;
+  for (const char* form : {"flash", "masked"}) {  // the default, masked, last: ncu profiles it
+    setenv("PERFGATE_DECODE_ATTENTION", form, 1);
+    graph.reset();
+    step = std::make_unique<StaticDecodeStep>(m, cache, attention, B);
+    step->token().copy_(next);
+    step->set_position(pos);
+    graph = capture_cuda_graph(0, [&] { step->run(); });
+    for (int i = 0; i < 10; ++i) graph->replay();
+    cuda_synchronize(0);
+    const int replays = 200;
+    t0 = Clock::now();
+    for (int i = 0; i < replays; ++i) graph->replay();
+    cuda_synchronize(0);
+    std::printf("graph step (%s attention): %.4f ms per replay (%d replays, wall)\n",
+                step->window().length_aware() ? "length-aware flash" : "masked",
+                ms_since(t0) / replays, replays);
+  }
 
   cuda_profiler(true);
   eager_steps(1);

@@ -103,42 +103,47 @@ TEST_F(LmCuda, OutOfMemoryIsOomAndTheMemoryIsGivenBack) {
 TEST_F(LmCuda, GraphDecodeGivesTheTokensOfEagerDecode) {
   c10::InferenceMode guard;
   const at::Device gpu(at::kCUDA, 0);
-  for (const char* name : {"tiny", "cs336-small"})
-    for (auto dtype : {at::kFloat, at::kBFloat16})
-      for (auto attention : {lm::AttentionKind::math, lm::AttentionKind::sdpa}) {
-        const auto cfg = lm::resolve_model(name);
-        auto m = lm::random_model(cfg, dtype, gpu, 1);
-        const int64_t B = 2, P = 37, G = 12;
-        auto prompt = at::randint(cfg.vocab, {B, P}, at::kLong).to(gpu);
-        auto stream = lm::use_pool_stream(0);
-        lm::KVCache eager_cache(cfg.n_layer, B, cfg.n_head, P + G, cfg.head_dim(), m.options());
-        auto eager = lm::generate(m, prompt, {12, attention, &eager_cache, nullptr, true});
-        lm::KVCache cache(cfg.n_layer, B, cfg.n_head, P + G, cfg.head_dim(), m.options());
-        lm::StaticDecodeStep step(m, cache, attention, B);
-        lm::GenerateOptions g{12, attention, nullptr, nullptr, true};
-        g.static_step = &step;
-        auto unrolled = lm::generate(m, prompt, g);
-        step.set_position(P);
-        auto graph = lm::capture_cuda_graph(0, [&] { step.run(); });
-        g.run_step = [&] { graph->replay(); };
-        auto replayed = lm::generate(m, prompt, g);
-        auto again = lm::generate(m, prompt, g);  // replays reuse the buffers across repetitions
-        const std::string what = std::string(name) + " " + c10::toString(dtype) +
-                                 (attention == lm::AttentionKind::sdpa ? " sdpa" : " math");
-        EXPECT_TRUE(at::equal(replayed, unrolled)) << what << "\n" << replayed << "\n" << unrolled;
-        EXPECT_TRUE(at::equal(replayed, again)) << what;
-        // bf16 may round differently over the longer masked cache: exact against the same
-        // step run eagerly (above), against the narrow-prefix eager path in fp32.
-        if (dtype == at::kFloat) {
-          EXPECT_TRUE(at::equal(replayed, eager)) << what << "\n" << replayed << "\n" << eager;
-          auto uncached = lm::generate(m, prompt, {12, attention, nullptr, nullptr, true});
-          EXPECT_TRUE(at::equal(replayed, uncached)) << what;
-        } else {  // informative only: near-ties of random weights may flip in bf16
-          std::cout << what << ": graph and eager cached decode agree on "
-                    << replayed.eq(eager).sum().item<int64_t>() << " of " << replayed.numel()
-                    << " tokens" << std::endl;
+  for (const char* form : {"masked", "flash"})
+    for (const char* name : {"tiny", "cs336-small"})
+      for (auto dtype : {at::kFloat, at::kBFloat16})
+        for (auto attention : {lm::AttentionKind::math, lm::AttentionKind::sdpa}) {
+          setenv("PERFGATE_DECODE_ATTENTION", form, 1);
+          const auto cfg = lm::resolve_model(name);
+          auto m = lm::random_model(cfg, dtype, gpu, 1);
+          const int64_t B = 2, P = 37, G = 12;
+          auto prompt = at::randint(cfg.vocab, {B, P}, at::kLong).to(gpu);
+          auto stream = lm::use_pool_stream(0);
+          lm::KVCache eager_cache(cfg.n_layer, B, cfg.n_head, P + G, cfg.head_dim(), m.options());
+          auto eager = lm::generate(m, prompt, {12, attention, &eager_cache, nullptr, true});
+          lm::KVCache cache(cfg.n_layer, B, cfg.n_head, P + G, cfg.head_dim(), m.options());
+          lm::StaticDecodeStep step(m, cache, attention, B);
+          lm::GenerateOptions g{12, attention, nullptr, nullptr, true};
+          g.static_step = &step;
+          auto unrolled = lm::generate(m, prompt, g);
+          step.set_position(P);
+          auto graph = lm::capture_cuda_graph(0, [&] { step.run(); });
+          g.run_step = [&] { graph->replay(); };
+          auto replayed = lm::generate(m, prompt, g);
+          auto again = lm::generate(m, prompt, g);  // replays reuse the buffers across repetitions
+          unsetenv("PERFGATE_DECODE_ATTENTION");
+          const std::string what = std::string(form) + " " + name + " " + c10::toString(dtype) +
+                                   (attention == lm::AttentionKind::sdpa ? " sdpa" : " math");
+          EXPECT_TRUE(at::equal(replayed, unrolled)) << what << "\n"
+                                                     << replayed << "\n"
+                                                     << unrolled;
+          EXPECT_TRUE(at::equal(replayed, again)) << what;
+          // bf16 may round differently over the longer masked cache: exact against the same
+          // step run eagerly (above), against the narrow-prefix eager path in fp32.
+          if (dtype == at::kFloat) {
+            EXPECT_TRUE(at::equal(replayed, eager)) << what << "\n" << replayed << "\n" << eager;
+            auto uncached = lm::generate(m, prompt, {12, attention, nullptr, nullptr, true});
+            EXPECT_TRUE(at::equal(replayed, uncached)) << what;
+          } else {  // informative only: near-ties of random weights may flip in bf16
+            std::cout << what << ": graph and eager cached decode agree on "
+                      << replayed.eq(eager).sum().item<int64_t>() << " of " << replayed.numel()
+                      << " tokens" << std::endl;
+          }
         }
-      }
 }
 
 // The length-aware window (flash's varlen kernel over the cache seen as rows) reads keys 0..pos
@@ -146,13 +151,14 @@ TEST_F(LmCuda, GraphDecodeGivesTheTokensOfEagerDecode) {
 // huge values written past pos. Also the direct flash call of eager decode steps.
 TEST_F(LmCuda, LengthAwareDecodeAttentionReadsOnlyTheFilledPrefix) {
   c10::InferenceMode guard;
+  setenv("PERFGATE_DECODE_ATTENTION", "flash", 1);
   const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA, 0);
   const int64_t H = 5, L = 40, Dh = 64;
   EXPECT_FALSE(lm::DecodeWindow(1, H, L, Dh, bf16.dtype(at::kFloat), lm::AttentionKind::sdpa)
                    .length_aware());
   EXPECT_FALSE(lm::DecodeWindow(1, H, L, Dh, bf16, lm::AttentionKind::math).length_aware());
-  for (int64_t B : {1, 3})
-    for (int64_t pos : {0, 17, L - 1}) {
+  for (int64_t B : {int64_t{1}, int64_t{3}})
+    for (int64_t pos : {int64_t{0}, int64_t{17}, L - 1}) {
       auto k = at::randn({B, H, L, Dh}, bf16), v = at::randn({B, H, L, Dh}, bf16);
       if (pos + 1 < L) {
         k.narrow(2, pos + 1, L - pos - 1).fill_(1e4);
@@ -172,6 +178,8 @@ TEST_F(LmCuda, LengthAwareDecodeAttentionReadsOnlyTheFilledPrefix) {
       EXPECT_LT((direct.to(at::kFloat) - want).abs().max().item<double>(), 2e-2)
           << "B " << B << " pos " << pos;
     }
+  unsetenv("PERFGATE_DECODE_ATTENTION");
+  EXPECT_FALSE(lm::DecodeWindow(1, H, L, Dh, bf16, lm::AttentionKind::sdpa).length_aware());
 }
 
 // Graph cells through CellRunner: every sample there, replays timed by events on the pool

@@ -204,11 +204,11 @@ TEST(LmEnvironment, CpuThreadsDefaultToOneAndFollowTheEnvironment) {
   EXPECT_EQ(device_environment("cpu").at("threads"), "1");
 }
 
-TEST(LmEnvironment, ForcedMaskedDecodeAttentionIsRecordedAndBadValuesRejected) {
+TEST(LmEnvironment, ChosenFlashDecodeAttentionIsRecordedAndBadValuesRejected) {
   EXPECT_EQ(device_environment("cpu").count("decode_attention"), 0u);
-  setenv("PERFGATE_DECODE_ATTENTION", "masked", 1);
-  EXPECT_EQ(device_environment("cpu").at("decode_attention"), "masked");
   setenv("PERFGATE_DECODE_ATTENTION", "flash", 1);
+  EXPECT_EQ(device_environment("cpu").at("decode_attention"), "flash");
+  setenv("PERFGATE_DECODE_ATTENTION", "flashy", 1);
   EXPECT_THROW(check_cell_supported(tiny_key()), UsageError);
   unsetenv("PERFGATE_DECODE_ATTENTION");
   EXPECT_EQ(device_environment("cpu").count("decode_attention"), 0u);
