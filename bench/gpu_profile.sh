@@ -15,17 +15,19 @@ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release "${plotly[@]}" >/dev/null 2>&
 cmake --build build-gpu -j16 --target perfgate lm_tests lm_decode_profile 2>&1 | grep -E "error" || true
 build-gpu/tests/runner/lm_tests --gtest_filter='LmCuda.*' > "$out/lm_cuda_tests.txt" 2>&1
 echo "LmCuda rc=$?"; grep -E "agree|tpot|OK|FAILED|Failure" "$out/lm_cuda_tests.txt" | head -30
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/nvidia-smi.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 for m in gpt2 gpt2-xl; do
-  build-gpu/lm_decode_profile $m 1 512 > "$out/host_profile_$m.md" 2>&1
+  build-gpu/runner/lm_decode_profile $m 1 512 > "$out/host_profile_$m.md" 2>&1
   head -3 "$out/host_profile_$m.md"; grep -E "graph step|attention call" "$out/host_profile_$m.md"
 done
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 for m in gpt2 gpt2-xl; do
-  timeout 240 "$ncu" --profile-from-start off --clock-control none --cache-control none \
-    --metrics gpu__time_duration.sum --csv --page raw build-gpu/lm_decode_profile $m 1 512 \
-    > "$out/ncu_$m.csv" 2> "$out/ncu_$m.err"
-  echo "ncu $m rc=$? lines=$(wc -l < "$out/ncu_$m.csv")"
+  for what in graph eager; do
+    timeout 200 "$ncu" --profile-from-start off --clock-control none --cache-control none \
+      --metrics gpu__time_duration.sum --csv --page raw \
+      build-gpu/runner/lm_decode_profile $m 1 512 $what > "$out/ncu_${m}_$what.csv" 2>/dev/null
+    echo "ncu $m $what rc=$? lines=$(wc -l < "$out/ncu_${m}_$what.csv")"
+  done
 done
 cells="--model gpt2,gpt2-xl --dtype bf16 --batch-sizes 1,16 --seq-lens 512 --repo /tmp"
 [ "${PROFILE_CELLS:-1}" = 1 ] || exit 0

@@ -1,14 +1,14 @@
 // Where a decode step's time goes, for docs/PERFORMANCE.md (issue 6): not a test, a tool run on
 // the GPU machine by bench/gpu_profile.sh.
-//   lm_decode_profile MODEL [BATCH] [PROMPT]
+//   lm_decode_profile MODEL [BATCH] [PROMPT] [graph|eager]
 // prints, for one bf16 model on cuda:0 at batch B after a prompt of P tokens,
 //  - the eager decode step's host time per ATen operator (RecordFunction callbacks on the
 //    outermost operator calls; the callbacks' own cost inflates the total, so the step's wall
 //    time without them is printed too);
 //  - host time per call of SDPA and of the flash kernel it picks, called directly;
 //  - the CUDA-graph step's replay time with each decode-attention form.
-// Its last act is one eager step and one graph replay between cudaProfilerStart and Stop, so
-// `ncu --profile-from-start off` profiles exactly those kernels.
+// Its last act is one graph replay (masked attention, the default) or one eager step between
+// cudaProfilerStart and Stop, so `ncu --profile-from-start off` profiles exactly its kernels.
 #include <ATen/record_function.h>
 #include <c10/core/InferenceMode.h>
 
@@ -66,12 +66,13 @@ double ms_since(Clock::time_point t0) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: lm_decode_profile MODEL [BATCH] [PROMPT]\n");
+    std::fprintf(stderr, "usage: lm_decode_profile MODEL [BATCH] [PROMPT] [graph|eager]\n");
     return 2;
   }
   c10::InferenceMode inference;
   const std::string name = argv[1];
   const int64_t B = argc > 2 ? std::stol(argv[2]) : 1, P = argc > 3 ? std::stol(argv[3]) : 512;
+  const std::string profiled = argc > 4 ? argv[4] : "graph";
   const int64_t steps = 32, max_len = P + 4 * steps;
   const at::Device gpu(at::kCUDA, 0);
   const auto m = random_model(resolve_model(name), at::kBFloat16, gpu, 0);
@@ -164,8 +165,10 @@ int main(int argc, char** argv) {
   }
 
   cuda_profiler(true);
-  eager_steps(1);
-  graph->replay();
+  if (profiled == "eager")
+    eager_steps(1);
+  else
+    graph->replay();
   cuda_synchronize(0);
   cuda_profiler(false);
   return 0;
