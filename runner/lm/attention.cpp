@@ -68,8 +68,7 @@ constexpr bool kHasFlashVarlen = true;
 constexpr bool kHasFlashVarlen = false;
 #endif
 
-}  // namespace
-
+// Whether the flash kernel can serve a decode step of these activations.
 bool flash_decode_supported(const at::TensorOptions& activations, int64_t head_dim,
                             AttentionKind kind) {
   const auto dtype = activations.dtype().toScalarType();
@@ -77,6 +76,8 @@ bool flash_decode_supported(const at::TensorOptions& activations, int64_t head_d
          (dtype == at::kBFloat16 || dtype == at::kHalf) && head_dim % 8 == 0 && head_dim <= 256 &&
          cuda_compute_major(activations.device().index()) >= 8;
 }
+
+}  // namespace
 
 DecodeWindow::DecodeWindow(int64_t batch, int64_t n_head, int64_t max_len, int64_t head_dim,
                            const at::TensorOptions& activations, AttentionKind kind)
@@ -124,20 +125,6 @@ at::Tensor DecodeWindow::attend(const at::Tensor& q, const at::Tensor& k,
   return out.unsqueeze(2);  // [B, H, Dh] -> [B, H, 1, Dh]
 #else
   throw RuntimeFailure("length-aware decode attention needs LibTorch 2.6 or later");
-#endif
-}
-
-at::Tensor attend_decode(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         AttentionKind kind) {
-  if (!flash_decode_supported(q.options(), q.size(-1), kind)) return attend(q, k, v, {}, kind);
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 6)
-  // Flash takes [B, S, H, Dh]: the transposes are views, as SDPA's own are.
-  auto out = std::get<0>(at::_flash_attention_forward(
-      q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), std::nullopt, std::nullopt, 1,
-      k.size(2), 0.0, /*is_causal=*/false, /*return_debug_mask=*/false));
-  return out.transpose(1, 2);
-#else
-  return attend(q, k, v, {}, kind);
 #endif
 }
 

@@ -51,16 +51,6 @@ class DecodeWindow {
 // on anything else.
 bool decode_flash_chosen();
 
-// Whether the flash kernel can serve a decode step of these activations.
-bool flash_decode_supported(const at::TensorOptions& activations, int64_t head_dim,
-                            AttentionKind kind);
-
-// One decode step (T = 1) over the filled prefix of the cache, k, v [B, H, S, Dh]: the flash
-// kernel that SDPA would pick, called directly (SDPA's per-call backend choice is host time
-// that an eager decode step pays in every layer), or `attend` where flash does not apply.
-at::Tensor attend_decode(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         AttentionKind kind);
-
 // mask: undefined, additive (0 / -inf in the activations' dtype), or boolean (true = attend);
 // math attention sets the scores outside a boolean mask to -inf.
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

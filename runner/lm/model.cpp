@@ -19,16 +19,17 @@ at::Tensor norm(const Model& m, const at::Tensor& x, const at::Tensor& w, const 
 #endif
 }
 
-// Rows x [N, in] times w [out, in], plus b: one addmm (cuBLASLt fuses the bias where it can).
+// Rows x [N, in] times w [out, in], plus b: one addmm, whose bias cuBLASLt fuses into the matrix
+// product's epilogue.
 at::Tensor dense(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
   return b.defined() ? at::addmm(b, x, w.t()) : at::mm(x, w.t());
 }
 
-// The residual update x += y w^T + b, in place: the add rides in the matrix product (beta = 1),
-// so the bias is the only extra kernel (none in the cs336 family).
+// The residual update x += y w^T + b, in place. Folding the residual into the product instead
+// (addmm_ with beta = 1, the bias then a kernel of its own) measured 0.5-2% slower on the H200:
+// cuBLAS picks slower kernels for it (docs/PERFORMANCE.md).
 void add_dense_(at::Tensor& x, const at::Tensor& y, const at::Tensor& w, const at::Tensor& b) {
-  x.addmm_(y, w.t());
-  if (b.defined()) x.add_(b);
+  x.add_(dense(y, w, b));
 }
 
 // The MLP's hidden activations [N, d_ff], before its output projection.
@@ -138,12 +139,12 @@ at::Tensor forward(const Model& m, const at::Tensor& tokens, int64_t pos, KVCach
     sin = m.rope_sin.narrow(0, pos, T);
   }
   const auto mask = causal_mask(T, pos + T, attention, m.options());
-  return run_layers(
-      m, x, cos, sin, last_only, [&](int64_t l, const at::Tensor& q, const at::Tensor& kv) {
-        if (!cache) return attend(q, kv[0], kv[1], mask, attention);
-        auto [k, v] = cache->update(l, pos, kv);
-        return T == 1 ? attend_decode(q, k, v, attention) : attend(q, k, v, mask, attention);
-      });
+  return run_layers(m, x, cos, sin, last_only,
+                    [&](int64_t l, const at::Tensor& q, const at::Tensor& kv) {
+                      if (!cache) return attend(q, kv[0], kv[1], mask, attention);
+                      auto [k, v] = cache->update(l, pos, kv);
+                      return attend(q, k, v, mask, attention);
+                    });
 }
 
 at::Tensor forward_static_step(const Model& m, const at::Tensor& token, const at::Tensor& pos,

@@ -5,7 +5,6 @@
 //  - the eager decode step's host time per ATen operator (RecordFunction callbacks on the
 //    outermost operator calls; the callbacks' own cost inflates the total, so the step's wall
 //    time without them is printed too);
-//  - host time per call of SDPA and of the flash kernel it picks, called directly;
 //  - the CUDA-graph step's replay time with each decode-attention form.
 // Its last act is one graph replay (masked attention, the default) or one eager step between
 // cudaProfilerStart and Stop, so `ncu --profile-from-start off` profiles exactly its kernels.
@@ -120,29 +119,6 @@ int main(int argc, char** argv) {
   }
   std::printf("| (all operators) | | %.1f | |\n", sum);
   std::printf("| (outside operators: our C++, the loop) | | %.1f | |\n", observed_ms * 1e3 - sum);
-
-  // SDPA against the flash kernel it picks, called directly: host time per call at this decode
-  // step's shapes (a loop of launches that outruns the GPU's few microseconds per call).
-  {
-    const int64_t H = m.cfg.n_head, Dh = m.cfg.head_dim();
-    auto q = at::randn({B, H, 1, Dh}, m.options()), k = at::randn({B, H, P + 1, Dh}, m.options());
-    auto time_calls = [&](auto&& call) {
-      for (int i = 0; i < 20; ++i) call();
-      cuda_synchronize(0);
-      const int n = 2000;
-      auto t = Clock::now();
-      for (int i = 0; i < n; ++i) call();
-      const double host_us = ms_since(t) * 1e3 / n;
-      cuda_synchronize(0);
-      return std::pair{host_us, ms_since(t) * 1e3 / n};
-    };
-    auto sdpa = time_calls([&] { at::scaled_dot_product_attention(q, k, k); });
-    auto flash = time_calls([&] { attend_decode(q, k, k, attention); });
-    std::printf(
-        "\nattention call, host us / wall us per call: SDPA %.2f / %.2f, direct flash %.2f / "
-        "%.2f\n",
-        sdpa.first, sdpa.second, flash.first, flash.second);
-  }
 
   std::unique_ptr<CudaGraph> graph;
   std::unique_ptr<StaticDecodeStep> step;
