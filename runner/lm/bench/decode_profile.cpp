@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
     graph.reset();
     step = std::make_unique<StaticDecodeStep>(m, cache, attention, B);
     step->token().copy_(next);
-    step->set_position(pos);
+    step->set_position(P);  // the graph rewrites position P on every replay
     graph = capture_cuda_graph(0, [&] { step->run(); });
     for (int i = 0; i < 10; ++i) graph->replay();
     cuda_synchronize(0);
