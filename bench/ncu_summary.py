@@ -46,27 +46,35 @@ def group(name):
     return "other"
 
 
-for path in sys.argv[1:]:
+def summarise(path, top=25):
+    """Markdown for one ncu CSV: grouped kernel time, then the top kernels by name."""
     rs, unit = rows(path)
-    scale = {"ns": 1e-3, "us": 1.0, "usecond": 1.0, "nsecond": 1e-3, "ms": 1e3, "msecond": 1e3}.get(unit, 1e-3)
+    scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}.get(unit, 1e-3)
     dur = lambda r: float(r["gpu__time_duration.sum"].replace(",", "")) * scale
-    total = sum(dur(r) for r in rs)
-    print(f"\n#### {path.split('/')[-1]}: {len(rs)} kernels, {total:.1f} µs of kernel time\n")
-    print("| kernels | count | µs | share |\n|---|--:|--:|--:|")
+    total = sum(dur(r) for r in rs) or float("nan")
+    lines = [f"{len(rs)} kernels, {total:.1f} µs of kernel time (each kernel timed alone).", "",
+             "| kernels | count | µs | share |", "|---|--:|--:|--:|"]
     groups = collections.defaultdict(lambda: [0, 0.0])
     for r in rs:
         g = groups[group(r["Kernel Name"])]
         g[0] += 1
         g[1] += dur(r)
     for label, (n, us) in sorted(groups.items(), key=lambda kv: -kv[1][1]):
-        print(f"| {label} | {n} | {us:.1f} | {us / total:.0%} |")
+        lines.append(f"| {label} | {n} | {us:.1f} | {us / total:.0%} |")
     by_name = collections.defaultdict(lambda: [0, 0.0])
     for r in rs:
         b = by_name[re.sub(r"\(.*", "", r["Kernel Name"])[:90]]
         b[0] += 1
         b[1] += dur(r)
-    print("\n<details><summary>Kernels by name</summary>\n")
-    print("| kernel | count | µs | µs each |\n|---|--:|--:|--:|")
-    for name, (n, us) in sorted(by_name.items(), key=lambda kv: -kv[1][1])[:25]:
-        print(f"| `{name.replace('|', '/')}` | {n} | {us:.1f} | {us / n:.2f} |")
-    print("\n</details>")
+    lines += ["", "<details><summary>Kernels by name</summary>", "",
+              "| kernel | count | µs | µs each |", "|---|--:|--:|--:|"]
+    for name, (n, us) in sorted(by_name.items(), key=lambda kv: -kv[1][1])[:top]:
+        lines.append(f"| `{name.replace('|', '/')}` | {n} | {us:.1f} | {us / n:.2f} |")
+    lines += ["", "</details>"]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    for path in sys.argv[1:]:
+        print(f"\n#### {path.split('/')[-1]}\n")
+        print(summarise(path))

@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   int gates = 20000, bisect_gates = 1000, coverage_trials = 2000, reps = 10;
   uint64_t seed = 1;
   bool quick = false, check = false;
+  std::vector<double> cvs = {0.01, 0.03, 0.10};
+  double min_effect = pg::GateOptions{}.min_effect;
   app.add_option("--gates", gates, "simulated gates per table entry")->check(CLI::PositiveNumber);
   app.add_option("--bisect-gates", bisect_gates, "gates per step of the smallest-slowdown search")
       ->check(CLI::PositiveNumber);
@@ -48,14 +50,18 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--reps", reps, "repetitions per side")->check(CLI::Range(2, 1000));
   app.add_option("--seed", seed, "seed of every simulated gate");
+  app.add_option("--cvs", cvs, "coefficients of variation to simulate (e.g. 0.001,0.006)")
+      ->delimiter(',')
+      ->check(CLI::Range(1e-6, 1.0));
+  app.add_option("--min-effect", min_effect, "the gate's --min-effect")->check(CLI::Range(0.0, 1.0));
   app.add_flag("--quick", quick, "the first two tables only (for ctest)");
   app.add_flag("--check", check,
                "exit 1 if the 99% Wilson interval puts A/A false alarms above 1% or the "
                "detection of a 10% slowdown at CV 3% below 95%");
   CLI11_PARSE(app, argc, argv);
 
-  const std::vector<double> cvs = {0.01, 0.03, 0.10};
   pg::GateOptions holm;  // the defaults: alpha 0.01, min_effect 0.05, holm
+  holm.min_effect = min_effect;
   holm.bootstrap_iters = 0;
   pg::GateOptions bh = holm;
   bh.correction = "bh";
@@ -92,7 +98,7 @@ int main(int argc, char** argv) {
           pg::sim::smallest_detected({cv, reps, 0, true, 0.0}, holm, bisect_gates, seed);
       smallest = " " + effect(one) + " / " + effect(all) + " |";
     }
-    std::printf("| %.0f%% | %s (%d/%d; %s-%s) | %s | %s | %s | %s |%s\n", cv * 100,
+    std::printf("| %.2g%% | %s (%d/%d; %s-%s) | %s | %s | %s | %s |%s\n", cv * 100,
                 pct(aa.rate()).c_str(), aa.regression, aa.gates, pct(aa_lo).c_str(),
                 pct(aa_hi).c_str(), pct(tally(cv, 0.05, false, holm).rate()).c_str(),
                 pct(tally(cv, 0.05, true, holm).rate()).c_str(),
@@ -127,7 +133,7 @@ int main(int argc, char** argv) {
   for (double cv : cvs) {
     const auto aa = tally(cv, 0, false, holm), one = tally(cv, 0.10, false, holm),
                all = tally(cv, 0.10, true, holm);
-    std::printf("| %.0f%% | %s | %s | %s | %s | %s | %s |\n", cv * 100, pct(aa.rate()).c_str(),
+    std::printf("| %.2g%% | %s | %s | %s | %s | %s | %s |\n", cv * 100, pct(aa.rate()).c_str(),
                 pct(aa.ci_rule_rate()).c_str(), pct(one.rate()).c_str(),
                 pct(one.ci_rule_rate()).c_str(), pct(all.rate()).c_str(),
                 pct(all.ci_rule_rate()).c_str());
@@ -139,7 +145,7 @@ int main(int argc, char** argv) {
         "| CV | A/A holm | A/A bh | 5%% all cells holm | 5%% all cells bh | 10%% one cell "
         "holm | 10%% one cell bh |\n|---|---|---|---|---|---|---|\n");
     for (double cv : cvs) {
-      std::printf("| %.0f%% | %s | %s | %s | %s | %s | %s |\n", cv * 100,
+      std::printf("| %.2g%% | %s | %s | %s | %s | %s | %s |\n", cv * 100,
                   pct(tally(cv, 0, false, holm).rate()).c_str(),
                   pct(tally(cv, 0, false, bh).rate()).c_str(),
                   pct(tally(cv, 0.05, true, holm).rate()).c_str(),
@@ -169,7 +175,7 @@ int main(int argc, char** argv) {
         reps, reps, coverage_trials);
     for (double cv : cvs) {
       const auto c = pg::sim::interval_coverage(cv, reps, 1.10, coverage_trials, 2000, seed);
-      std::printf("| %.0f%% | %s | %.4f | %s | %.4f | %s |\n", cv * 100, pct(c.hl).c_str(),
+      std::printf("| %.2g%% | %s | %.4f | %s | %.4f | %s |\n", cv * 100, pct(c.hl).c_str(),
                   c.hl_width, pct(c.bootstrap).c_str(), c.bootstrap_width,
                   pct(c.point_outside_hl).c_str());
     }
