@@ -2,6 +2,7 @@
 // Prints markdown tables; with --check exits 1 when the simulation shows a bound of issue 3
 // violated beyond Monte Carlo error.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -31,7 +32,8 @@ std::pair<double, double> wilson(int k, int n, double z = 2.576) {
   const double p = double(k) / n, z2 = z * z;
   const double center = (p + z2 / (2 * n)) / (1 + z2 / n);
   const double half = z / (1 + z2 / n) * std::sqrt(p * (1 - p) / n + z2 / (4.0 * n * n));
-  return {center - half, center + half};
+  // Rounding can put the bound a hair below 0 (printed "-0.00%") or above 1 when k is 0 or n.
+  return {std::max(0.0, center - half), std::min(1.0, center + half)};
 }
 
 }  // namespace
@@ -53,7 +55,8 @@ int main(int argc, char** argv) {
   app.add_option("--cvs", cvs, "coefficients of variation to simulate (e.g. 0.001,0.006)")
       ->delimiter(',')
       ->check(CLI::Range(1e-6, 1.0));
-  app.add_option("--min-effect", min_effect, "the gate's --min-effect")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--min-effect", min_effect, "the gate's --min-effect")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--quick", quick, "the first two tables only (for ctest)");
   app.add_flag("--check", check,
                "exit 1 if the 99% Wilson interval puts A/A false alarms above 1% or the "
