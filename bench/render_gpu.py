@@ -4,8 +4,9 @@ DIR holds what the two parts of bench/gpu_bench.sh brought back: perfgate.tgz un
 flash.json, timing_loop.json, aa.json, aa_compare.md, aa_seconds.txt, nvidia-smi.txt,
 lm_cuda_tests.txt, host_profile_*.md, ncu_*_graph.csv) and peers.jsonl; optionally
 sim_gpu_cvs.md (perfgate-sim at the measured CVs). Every number printed comes from those files.
-Usage: python3 bench/render_gpu.py DIR [--commit SHA] [--write docs/PERFORMANCE.md]
-With --write, the text between the file's gpu-bench markers is replaced; otherwise it is printed.
+Usage: python3 bench/render_gpu.py DIR [--commit SHA] [--write | --check docs/PERFORMANCE.md]
+With --write, the text between the file's gpu-bench markers is replaced; --check (a ctest) fails
+if that text differs from the render, so the figures there cannot be edited by hand.
 """
 import argparse
 import glob
@@ -21,10 +22,14 @@ import ncu_summary  # noqa: E402
 BEGIN, END = "<!-- gpu-bench:begin -->", "<!-- gpu-bench:end -->"
 ap = argparse.ArgumentParser()
 ap.add_argument("dir")
-ap.add_argument("--commit", default="?", help="perfgate commit the GPU machine built")
+ap.add_argument("--commit", help="perfgate commit the GPU machine built (default: DIR/commit.txt)")
 ap.add_argument("--write", help="Markdown file whose generated section to replace")
+ap.add_argument("--check", help="Markdown file whose generated section must equal the render (exit 1 if not)")
 args = ap.parse_args()
 D = args.dir
+if not args.commit:
+    path = os.path.join(D, "commit.txt")
+    args.commit = open(path).read().strip() if os.path.exists(path) else "?"
 
 
 def load_cells(name):
@@ -260,9 +265,14 @@ say(aa_text.strip())
 say("\n</details>")
 
 text = "\n".join(out) + "\n"
-if args.write:
-    doc = open(args.write).read()
+if args.write or args.check:
+    doc = open(args.write or args.check).read()
     a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
-    open(args.write, "w").write(doc[:a] + "\n" + text + doc[b:])
+    if args.check:
+        if doc[a:b] != "\n" + text:
+            sys.exit(f"{args.check}: the section between {BEGIN} and {END} is not what "
+                     f"bench/render_gpu.py {D} renders; run it with --write")
+    else:
+        open(args.write, "w").write(doc[:a] + "\n" + text + doc[b:])
 else:
     sys.stdout.write(text)
