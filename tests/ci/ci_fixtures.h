@@ -4,21 +4,11 @@
 #include <vector>
 
 #include "store/types.h"
+#include "tests/common/temp_dir.h"
 
 namespace pg::test {
 
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using TempDir = pg::testing::TempDir;
 
 struct CommandResult {
   int exit_code = -1;  // -1 when killed by a signal

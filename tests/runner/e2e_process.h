@@ -16,38 +16,14 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "tests/common/temp_dir.h"
 
 namespace pgtest {
 
 namespace fs = std::filesystem;
 
 // A fresh directory removed with everything in it when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      fs::path p = fs::temp_directory_path() / ("pg-sweep-test-" + std::to_string(rd()));
-      if (fs::create_directory(p)) {
-        path_ = fs::canonical(p);
-        return;
-      }
-    }
-    throw std::runtime_error("cannot create a temporary directory");
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+using TempDir = pg::testing::TempDir;
 
 inline std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

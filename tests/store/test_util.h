@@ -4,19 +4,11 @@
 #include <string>
 
 #include "store/types.h"
+#include "tests/common/temp_dir.h"
 
 namespace pg::test {
 
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = pg::testing::TempDir;
 
 std::string read_bytes(const std::string& path);
 void write_bytes(const std::string& path, const std::string& bytes);

@@ -18,18 +18,6 @@ extern char** environ;
 
 namespace pg::webtest {
 
-TempDir::TempDir() {
-  std::random_device rd;
-  path_ = std::filesystem::temp_directory_path() /
-          ("perfgate-web-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-  std::filesystem::create_directories(path_);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 SeedSpec standard_spec() {
   SeedSpec s;
   s.commits = 16;

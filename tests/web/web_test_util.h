@@ -13,20 +13,12 @@
 #include <vector>
 
 #include "seed_data.h"
+#include "tests/common/temp_dir.h"
 #include "web/server.h"
 
 namespace pg::webtest {
 
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = pg::testing::TempDir;
 
 // The suites' standard history: 16 commits on one environment, tpot 30% slower from commit 8,
 // hostile subjects and branch names, two cells per run (batch 1 and 4).

@@ -11,25 +11,11 @@
 
 #include "runner/lm/gpt2_checkpoint.h"
 #include "runner/lm/safetensors.h"
+#include "tests/common/temp_dir.h"
 
 namespace pg::lm::test {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "pg_lm_XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = pg::testing::TempDir;
 
 inline SafetensorsBlob random_f32(const std::vector<int64_t>& shape, std::mt19937& rng) {
   size_t n = 1;
