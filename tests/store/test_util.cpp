@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "store/store.h"
+
 namespace pg::test {
 
 std::string read_bytes(const std::string& path) {
@@ -74,6 +76,13 @@ Run sample_run(int variant) {
   r.cells.push_back(oom);
   r.cells.push_back(sample_cell(4, 64, 3, 5, 2.0 + variant));
   return r;
+}
+
+int64_t write_run(Store& s, const Run& r, bool finish) {
+  const int64_t id = s.begin_run(r.git, r.env, r.config_json);
+  for (const auto& c : r.cells) s.add_cell(id, c);
+  if (finish) s.finish_run(id, r.status);
+  return id;
 }
 
 }  // namespace pg::test

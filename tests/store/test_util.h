@@ -6,6 +6,10 @@
 #include "store/types.h"
 #include "tests/common/temp_dir.h"
 
+namespace pg {
+class Store;
+}
+
 namespace pg::test {
 
 using TempDir = pg::testing::TempDir;
@@ -21,5 +25,8 @@ CellResult sample_cell(int batch_size, int seq_len, int reps = 3, int gen_tokens
                        double seed = 1.0);
 // A complete run with three cells (ok, oom with reason, ok) and every field set.
 Run sample_run(int variant = 0);
+
+// Stores r as a runner would: begin, its cells one by one, then finish (unless `finish` is false).
+int64_t write_run(Store& s, const Run& r, bool finish = true);
 
 }  // namespace pg::test
