@@ -19,6 +19,7 @@
 #include "runner/lm/measure.h"
 #include "runner/lm/presets.h"
 #include "runner/submit.h"
+#include "store/atomic_file.h"
 
 namespace fs = std::filesystem;
 
@@ -125,13 +126,15 @@ int parse_positive(const RawItem& item) {
       parse_integer(item, 1, std::numeric_limits<int>::max(), "a positive integer"));
 }
 
-double parse_positive_number(const RawItem& item) {
+// A device peak within [min, max]: outside it no real device, and derived ratios (MFU, MBU) would
+// overflow to inf and be refused only after the run row is stored.
+double parse_peak(const RawItem& item, double min, double max) {
   double v = 0;
   const char* b = item.text.data();
   const char* e = b + item.text.size();
   auto [p, ec] = std::from_chars(b, e, v);
-  if (item.text.empty() || ec != std::errc() || p != e || !std::isfinite(v) || v <= 0)
-    bad(item, "is not a positive number");
+  if (item.text.empty() || ec != std::errc() || p != e || !std::isfinite(v) || v < min || v > max)
+    bad(item, fmt::format("is not a number from {:g} to {:g}", min, max));
   return v;
 }
 
@@ -198,6 +201,14 @@ std::string parse_output_path(const RawItem& item) {
   return item.text;
 }
 
+// --csv/--json are replaced atomically at the end (store/atomic_file.h): refuse now what that
+// would refuse then (a device node, a FIFO, a symlink to a directory).
+std::string parse_export_path(const RawItem& item) {
+  parse_output_path(item);
+  resolve_output_target(item.text, item.where);
+  return item.text;
+}
+
 const RawItem& single(const RawSetting& raw) { return raw.items.front(); }
 
 }  // namespace
@@ -252,8 +263,8 @@ SweepConfig validate_settings(const RawSettings& s) {
     cfg.repo = single(*r).text;
   }
   if (auto r = get("db")) cfg.db = parse_output_path(single(*r));
-  if (auto r = get("csv")) cfg.csv = parse_output_path(single(*r));
-  if (auto r = get("json")) cfg.json = parse_output_path(single(*r));
+  if (auto r = get("csv")) cfg.csv = parse_export_path(single(*r));
+  if (auto r = get("json")) cfg.json = parse_export_path(single(*r));
   if (auto r = get("submit")) {
     parse_submit_url(single(*r).text, single(*r).where);
     cfg.submit_url = single(*r).text;
@@ -267,8 +278,8 @@ SweepConfig validate_settings(const RawSettings& s) {
     throw UsageError(get("submit")->where + ": needs --token-file with the server's token");
   }
   if (auto r = get("quiet")) cfg.quiet = single(*r).text == "true";
-  if (auto r = get("peak-bw-gbps")) cfg.peak_bw_gbps = parse_positive_number(single(*r));
-  if (auto r = get("peak-tflops")) cfg.peak_tflops = parse_positive_number(single(*r));
+  if (auto r = get("peak-bw-gbps")) cfg.peak_bw_gbps = parse_peak(single(*r), 0.001, 1e7);
+  if (auto r = get("peak-tflops")) cfg.peak_tflops = parse_peak(single(*r), 0.001, 1e7);
 
   // Every prompt plus its generated tokens must fit the context of every preset model.
   const int max_seq = *std::max_element(cfg.seq_lens.begin(), cfg.seq_lens.end());

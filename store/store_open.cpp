@@ -31,13 +31,17 @@ std::string file_uri(const std::string& path) {
 // A reader opens with mode=ro. On a read-only mount nobody can change the file, and SQLite cannot
 // create the -shm a WAL reader needs, so there it is opened immutable (no locks, no -shm) unless a
 // -wal was left beside it (then SQLite reads that WAL as a read-only connection may).
+bool on_read_only_mount(const std::string& path) {
+  struct statvfs vfs {};
+  const fs::path dir = fs::absolute(path).parent_path();
+  return ::statvfs(fs::exists(path) ? path.c_str() : dir.c_str(), &vfs) == 0 &&
+         (vfs.f_flag & ST_RDONLY);
+}
+
 std::string reader_uri(const std::string& path) {
   std::string uri = file_uri(path) + "?mode=ro";
-  struct statvfs vfs {};
   std::error_code ec;
-  if (::statvfs(path.c_str(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY) &&
-      !fs::exists(path + "-wal", ec))
-    uri += "&immutable=1";
+  if (on_read_only_mount(path) && !fs::exists(path + "-wal", ec)) uri += "&immutable=1";
   return uri;
 }
 
@@ -56,6 +60,10 @@ Store::Store(const std::string& path, bool read_only) : path_(path) {
       throw UsageError("cannot create database '" + path + "': directory '" + dir.string() +
                        "' does not exist");
   }
+  if (!read_only && on_read_only_mount(path))
+    throw UsageError("cannot write database '" + path +
+                     "': it is on a read-only file system (readers such as export, runs and "
+                     "compare can use it there)");
   const int flags = read_only ? (SQLITE_OPEN_READONLY | SQLITE_OPEN_URI)
                               : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   const std::string name = read_only ? reader_uri(path) : path;

@@ -144,6 +144,19 @@ TEST_F(LmSafetensors, UnknownTensor) {
   EXPECT_NE(msg.find("unknown tensor 'h.0.attn.rotary.weight'"), std::string::npos) << msg;
 }
 
+// A layer index sizes the model; one the header cannot back is refused at once (it used to run
+// 25 s into bad_alloc for 1e9, and end in "stoll" beyond int64), naming the tensor.
+TEST_F(LmSafetensors, LayerIndexBeyondTheHeaderIsRefusedBeforeAllocating) {
+  for (const std::string index : {"1000000000", "99999999999999999999999"}) {
+    auto blobs = gpt2_blobs(small_gpt2());
+    const std::string name = "h." + index + ".ln_1.weight";
+    blobs[name] = blobs["ln_f.bias"];
+    write_safetensors(path, blobs, n_head4);
+    const auto msg = usage_error(path);
+    EXPECT_NE(msg.find("tensor '" + name + "': layer index " + index), std::string::npos) << msg;
+  }
+}
+
 TEST_F(LmSafetensors, MissingTensor) {
   auto blobs = gpt2_blobs(small_gpt2(), "transformer.");
   blobs.erase("transformer.h.1.ln_2.bias");
