@@ -29,7 +29,7 @@ nlohmann::json sibling_config(const std::string& path) {
   try {
     auto j = nlohmann::json::parse(in);
     return j.is_object() ? j : nlohmann::json::object();
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
     throw UsageError("'" + cfg_path.string() + "' (config of model file '" + path +
                      "') is not valid JSON: " + e.what());
   }

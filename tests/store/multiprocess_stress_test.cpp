@@ -204,6 +204,11 @@ TEST(MultiProcessStress, ServeRunnersIngestBackupAndSigtermShareOneFile) {
   serve->proc->signal(SIGTERM);
   serve->proc->wait(10s);
 
+  std::printf(
+      "stress: %d reads, %d ingested, %zu writer runs, %d perfgate runs, %lld acknowledged before "
+      "the backup\n",
+      reads.load(), kIngests, writer_runs.size(), perfgate_ok,
+      static_cast<long long>(acked_at_backup));
   for (const auto& f : failures) ADD_FAILURE() << f;
   EXPECT_EQ(server_errors, 0);
   EXPECT_GT(reads, 0);
@@ -218,7 +223,7 @@ TEST(MultiProcessStress, ServeRunnersIngestBackupAndSigtermShareOneFile) {
   for (const auto& [variant, id] : ingested) {
     auto run = s.load_run(id);
     ASSERT_TRUE(run) << "acknowledged ingest " << variant << " (id " << id << ") is missing";
-    const Run want = test::sample_run(variant);
+    const pg::Run want = test::sample_run(variant);
     ASSERT_EQ(run->cells.size(), want.cells.size());
     for (size_t c = 0; c < want.cells.size(); ++c)
       EXPECT_EQ(run->cells[c].samples.decode_ms, want.cells[c].samples.decode_ms);
