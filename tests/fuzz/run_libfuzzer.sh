@@ -16,24 +16,36 @@ sources=(
   "$here/fuzz_targets.cpp" "$here/libfuzzer_cpu_machine.cpp"
   "$root"/runner/config.cpp "$root"/runner/config_toml.cpp "$root"/runner/submit.cpp
   "$root"/runner/lm/presets.cpp "$root"/runner/lm/safetensors.cpp
-  "$root"/runner/lm/gpt2_checkpoint.cpp "$root"/store/*.cpp
+  "$root"/runner/lm/gpt2_checkpoint.cpp "$root"/store/run_json.cpp "$root"/store/validate.cpp
+  "$root"/store/types.cpp "$root"/store/atomic_file.cpp
 )
 # shellcheck disable=SC2207
-pkg=($(pkg-config --cflags --libs cpp-httplib tomlplusplus fmt sqlite3))
-flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -I"$root" -I"$work/generated")
+cflags=($(pkg-config --cflags cpp-httplib tomlplusplus fmt))
+# shellcheck disable=SC2207
+libs=($(pkg-config --libs cpp-httplib tomlplusplus fmt))
+common=(-std=c++20 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+        -I"$root" -I"$work/generated" "${cflags[@]}")
 mkdir -p "$work/generated/common"
 sed "s/@[A-Z_]*@/fuzz/g" "$root/common/version.h.in" > "$work/generated/common/version.h"
+
+# The shared sources are compiled once, instrumented; each target only links its entry point.
+objs=()
+for src in "${sources[@]}"; do
+  obj="$work/obj/$(realpath --relative-to="$root" "$src" | tr / _).o"
+  mkdir -p "$work/obj"
+  if [[ ! -f $obj || $src -nt $obj || -n ${REBUILD:-} ]]; then
+    echo "compiling $src"
+    "$CXX" "${common[@]}" -fsanitize=fuzzer-no-link,address,undefined -c "$src" -o "$obj"
+  fi
+  objs+=("$obj")
+done
 
 status=0
 for target in toml safetensors ingest; do
   bin="$work/fuzz_$target"
-  macro="PG_FUZZ_TARGET_$(echo "$target" | tr a-z A-Z)"
-  if [[ ! -x $bin || -n ${REBUILD:-} ]]; then
-    echo "building $bin"
-    "$CXX" "${flags[@]}" -D"$macro" "$here/libfuzzer_entry.cpp" "${sources[@]}" "${pkg[@]}" \
-      -o "$bin"
-  fi
+  macro="PG_FUZZ_TARGET_${target^^}"
+  "$CXX" "${common[@]}" -fsanitize=fuzzer,address,undefined -D"$macro" \
+    "$here/libfuzzer_entry.cpp" "${objs[@]}" "${libs[@]}" -o "$bin"
   ((secs > 0)) || continue
   corpus="$work/$target/corpus"
   mkdir -p "$corpus"
@@ -50,6 +62,6 @@ for target in toml safetensors ingest; do
     echo "FINDING in $target: see $log and $work/$target/crash-*"
   fi
   grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+ *DONE" "$log" || tail -5 "$log"
-  echo "corpus: $(ls "$corpus" | wc -l) inputs"
+  echo "corpus: $(find "$corpus" -type f | wc -l) inputs"
 done
 exit $status

@@ -161,6 +161,34 @@ TEST_F(Cli, BadFlagsAndUnknownRunsExitWithUsage) {
 // SIGXFSZ and never a bare "disk I/O error".
 const std::string kTinyRun = "run --model tiny --device cpu --seq-lens 8 --warmup 0 --quiet --db ";
 
+// Bad numeric flags and refused output targets are exit 2 naming the flag, before any run row.
+TEST_F(Cli, BadFlagsOfRunStoreNothing) {
+  const std::string db = dir_.file("flags.db");
+  { Store create(db); }
+  for (const std::string& bad :
+       {std::string("--peak-tflops 1e-320"), std::string("--peak-bw-gbps 1e308"),
+        std::string("--json /dev/full"), "--csv " + dir_.str()}) {
+    const Result r =
+        perfgate(kTinyRun + quote(db) + " --batch-sizes 1 --reps 1 --gen-tokens 2 " + bad);
+    EXPECT_EQ(r.rc, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find(bad.substr(0, bad.find(' '))), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(Store(db, true).run_count(), 0);
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
+}
+
+TEST_F(Cli, RunJsonThroughASymlinkReplacesItsTargetAndKeepsTheLink) {
+  std::filesystem::create_directory(dir_ / "exports");
+  test::write_bytes(dir_.file("exports/run.json"), "old");
+  std::filesystem::create_symlink("exports/run.json", dir_ / "latest.json");
+  const Result r = perfgate(kTinyRun + quote(dir_.file("link.db")) +
+                            " --batch-sizes 1 --reps 1 --gen-tokens 2 --json latest.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::is_symlink(dir_ / "latest.json"));
+  const auto doc = json::parse(test::read_bytes(dir_.file("exports/run.json")));
+  EXPECT_EQ(doc["runs"].size(), 1u);
+}
+
 TEST_F(Cli, FileSizeLimitIsExit4WithTheReason) {
   // dash counts `ulimit -f` in 512-byte blocks: 8 KiB, less than a fresh store's schema.
   const Result r = perfgate(
