@@ -17,6 +17,7 @@
 #include "ci/report_text.h"
 #include "ci/revision.h"
 #include "cli/commands.h"
+#include "common/descriptive.h"
 #include "common/errors.h"
 #include "stats/changepoint.h"
 #include "stats/gate.h"
@@ -143,12 +144,6 @@ struct ChangesFlags {
   size_t min_segment = 3;
   double alpha = 0.01;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 struct CommitPoint {
   std::string commit, subject;

@@ -76,7 +76,4 @@ nlohmann::json series_view_json(const SeriesView& v);
 nlohmann::json series_latest_json(const SeriesView& v);
 nlohmann::json point_json(const SeriesPoint& p);
 
-// Percentile with linear interpolation between order statistics; `sorted` must be sorted.
-double percentile(const std::vector<double>& sorted, double q);
-
 }  // namespace pg::web

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/descriptive.h"  // median and quantile, used with these metrics
 #include "runner/lm/cost_model.h"
 #include "store/types.h"
 
@@ -23,10 +24,6 @@ struct PeakFigures {
 
 // Why the samples cannot be trusted (non-finite, a step out of limits, wrong counts), or nullopt.
 std::optional<std::string> sanity_failure(const CellSamples& s, int reps, int gen_tokens);
-
-// Linear interpolation between closest ranks (numpy's default); v must not be empty.
-double percentile(std::vector<double> v, double q);
-double median(std::vector<double> v);
 
 // Every timing metric of SPEC's table plus weight_bytes, kv_bytes, achieved_bw_gbps, mbu and
 // prefill_mfu; the memory metric is added by the caller, which alone can read the allocator.
