@@ -1,5 +1,5 @@
 // JSON for the domain types the web layer shows on its own (series keys, environments), in the same
-// shape as the export document of SPEC.md.
+// shape as the export document (docs/FORMATS.md).
 #pragma once
 #include <nlohmann/json.hpp>
 

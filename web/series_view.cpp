@@ -150,8 +150,8 @@ SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSam
   for (CommitGroup& g : groups) {
     std::sort(g.values.begin(), g.values.end());
     g.point.median = sorted_quantile(g.values, 0.5);
-    g.point.spread = {g.values.front(), sorted_quantile(g.values, 0.25), sorted_quantile(g.values, 0.75),
-                      g.values.back(), g.values.size()};
+    g.point.spread = {g.values.front(), sorted_quantile(g.values, 0.25),
+                      sorted_quantile(g.values, 0.75), g.values.back(), g.values.size()};
     medians.push_back(g.point.median);
   }
 

@@ -15,7 +15,7 @@ enum class Metric { tpot_ms, prefill_ms, decode_tok_s, peak_alloc_bytes };
 
 struct MetricInfo {
   Metric metric;
-  const char* name;   // the SPEC metric name, used in URLs and JSON
+  const char* name;   // the metric name of docs/METRICS.md, used in URLs and JSON
   const char* label;  // for people
   const char* unit;
   bool higher_is_worse;
