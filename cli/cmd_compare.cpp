@@ -211,8 +211,7 @@ int run_changes(const ChangesFlags& f) {
                            {"change_points", cps_json}});
 
     if (f.format == "text") {
-      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id,
-                               report_text::key_label(series.key),
+      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id, cell_label(series.key),
                                env.contains("device") ? env["device"].get<std::string>() : "",
                                report_text::plural(int(points.size()), "commit"),
                                report_text::plural(int(cps.size()), "change point"));
