@@ -1,4 +1,4 @@
-// CSV export: one row per cell, the seeds' benchmark_results.csv with the run, commit and
+// CSV export: one row per cell, a benchmark_results.csv with the run, commit and
 // environment added. RFC 4180 quoting; numbers in shortest round-trip form.
 #pragma once
 #include <string>
