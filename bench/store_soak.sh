@@ -19,7 +19,7 @@ printf 'soak-token-%s' "$RANDOM$RANDOM$RANDOM" > "$work/token"
 chmod 600 "$work/token"
 for _ in 1 2 3 4 5 6; do echo commit; done > "$work/commits"
 "$perfgate" run --model tiny --device cpu --batch-sizes 1 --seq-lens 8 --gen-tokens 2 --warmup 0 \
-  --reps 2 --repo "$work" --db "$db" --quiet
+  --reps 2 --repo "$work" --db "$db" --quiet > /dev/null
 echo 1 > "$work/runner.count"
 
 start_serve() {
@@ -55,7 +55,7 @@ wrk1=$!
   n=1
   while ((SECONDS < end)); do
     "$perfgate" run --model tiny --device cpu --batch-sizes 1 --seq-lens 8 --gen-tokens 2 \
-      --warmup 0 --reps 2 --seed "$n" --repo "$work" --db "$db" --quiet && n=$((n + 1)) \
+      --warmup 0 --reps 2 --seed "$n" --repo "$work" --db "$db" --quiet > /dev/null && n=$((n + 1)) \
       || echo "runner failed" >> "$work/errors"
     echo "$n" > "$work/runner.count"
   done
@@ -115,7 +115,9 @@ start_serve 2
 wrk -t1 -c8 -d"$((secs - half))s" --latency -s "$work/paths.lua" \
   "http://127.0.0.1:$(cat "$work/port")" > "$work/wrk.2.txt" 2>&1
 for pid in "${loops[@]}"; do wait "$pid" || true; done
-kill -TERM "$serve_pid"; wait "$serve_pid" || true
+kill -0 "$serve_pid" || echo "serve stopped before the end" >> "$work/errors"
+kill -TERM "$serve_pid" || true
+wait "$serve_pid" || true
 
 missing=0
 for f in writer.ids ingest.ids; do
