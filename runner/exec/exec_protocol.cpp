@@ -101,12 +101,13 @@ void ProtocolReader::feed(std::string_view raw) {
   if (raw.find_first_not_of(" \t\r") == std::string_view::npos) return;
   if (state_ == State::done) throw ProtocolError(line, "output after the last (end) line");
   json j;
+  const std::string shown = std::string(raw.substr(0, 80)) + (raw.size() > 80 ? "..." : "");
   try {
     j = json::parse(raw);
   } catch (const json::parse_error& e) {
-    std::string shown(raw.substr(0, 80));
-    throw ProtocolError(line, "not a JSON object (" + std::string(e.what()).substr(0, 120) +
-                                  "): " + shown + (raw.size() > 80 ? "..." : ""));
+    throw ProtocolError(line, "not valid JSON (at byte " + std::to_string(e.byte) + "): " + shown);
+  } catch (const json::exception&) {
+    throw ProtocolError(line, "a number out of range (JSON numbers must fit a double): " + shown);
   }
   if (!j.is_object()) throw ProtocolError(line, "not a JSON object: " + j.dump().substr(0, 80));
   LineCheck c(j, line);

@@ -135,6 +135,9 @@ CellResult ExecCellRunner::measure(const CellKey& key, const MeasureOptions& opt
     } catch (const ProtocolError& e) {
       bad_line = e;
       return false;  // no point in waiting for the rest: the cell is an error already
+    } catch (const std::exception& e) {
+      bad_line = ProtocolError(reader.lines(), e.what());
+      return false;
     }
   });
   // The run's fingerprint takes the first engine that said hello, even in a cell that failed.
