@@ -5,10 +5,10 @@
 # temporary git repository with three commits:
 #   main      the model (2 layers), its bench script, the sweep, the workflow
 #   pr-noop   a README change                         -> the gate passes (A/A)
-#   pr-slow   N_LAYER 2 -> 6: three times the layers  -> regression: exit 1 and ::error
+#   pr-slow   N_LAYER 2 -> 8: four times the layers   -> regression: exit 1 and ::error
 # Each side must run its own checkout's model: the run's engine.model fingerprint says how many
 # layers the measured model had. min-effect is 0.5: this 2-core machine is shared, and the slow
-# head is about 3x slower.
+# 2.3x slower with 3x the layers under load; it has 4x the layers).
 # Usage: own_model_example_test.sh /path/to/perfgate /path/to/python-with-torch
 set -euo pipefail
 PERFGATE_REAL=$(realpath "${1:?usage: own_model_example_test.sh PERFGATE PYTHON}")
@@ -50,9 +50,9 @@ echo "A sentence of documentation." >>"$proj/README.md"
 git -C "$proj" commit -qam "docs: no code change"
 
 git -C "$proj" checkout -q -b pr-slow main
-sed -i 's/^N_LAYER = 2\b/N_LAYER = 6/' "$proj/model.py"
-grep -q '^N_LAYER = 6' "$proj/model.py" || { echo "FAIL - could not make the slow commit"; exit 1; }
-git -C "$proj" commit -qam "model: three times the layers"
+sed -i 's/^N_LAYER = 2\b/N_LAYER = 8/' "$proj/model.py"
+grep -q '^N_LAYER = 8' "$proj/model.py" || { echo "FAIL - could not make the slow commit"; exit 1; }
+git -C "$proj" commit -qam "model: four times the layers"
 git -C "$proj" checkout -q main
 
 # --- the bench script alone: one cell by hand, through perfgate run --exec ---------------------
@@ -138,8 +138,8 @@ check "pr-slow: ::error in the --github output" has "$job/gate.stdout" "::error"
 check "pr-slow: verdict=regression" has "$job/output" "verdict=regression"
 measured_models >"$job/models.txt"
 check "pr-slow: the base ran its own 2-layer model" has "$job/models.txt" "$base_sha TinyLM 2 layers"
-check "pr-slow: the head ran its own 6-layer model" \
-  has "$job/models.txt" "$(git -C "$proj" rev-parse pr-slow) TinyLM 6 layers"
+check "pr-slow: the head ran its own 8-layer model" \
+  has "$job/models.txt" "$(git -C "$proj" rev-parse pr-slow) TinyLM 8 layers"
 [ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md" "$job/models.txt"
 
 echo "$passes passed, $failures failed"
