@@ -7,8 +7,8 @@
 #   pr-noop   a README change                         -> the gate passes (A/A)
 #   pr-slow   N_LAYER 2 -> 8: four times the layers   -> regression: exit 1 and ::error
 # Each side must run its own checkout's model: the run's engine.model fingerprint says how many
-# layers the measured model had. min-effect is 0.5: this 2-core machine is shared, and the slow
-# 2.3x slower with 3x the layers under load; it has 4x the layers).
+# layers the measured model had. min-effect is 0.5: this 2-core machine is shared, and a head
+# with 3x the layers measured only 1.6x to 2.3x slower under load; this one has 4x the layers.
 # Usage: own_model_example_test.sh /path/to/perfgate /path/to/python-with-torch
 set -euo pipefail
 PERFGATE_REAL=$(realpath "${1:?usage: own_model_example_test.sh PERFGATE PYTHON}")
