@@ -230,6 +230,10 @@ ProcessOutcome run_process(const ProcessSpec& spec,
 std::string describe_end(const ProcessOutcome& o) {
   switch (o.end) {
     case ProcessOutcome::End::exited:
+      // A command the shell ran as a child and that died of a signal shows as 128 + signal.
+      if (o.exit_status > 128 && o.exit_status < 128 + NSIG)
+        return "exited with status " + std::to_string(o.exit_status) + " (killed by signal " +
+               std::to_string(o.exit_status - 128) + ", " + ::strsignal(o.exit_status - 128) + ")";
       return "exited with status " + std::to_string(o.exit_status);
     case ProcessOutcome::End::signaled:
       return "killed by signal " + std::to_string(o.term_signal) + " (" +

@@ -12,6 +12,9 @@
 #include "runner/exec/exec_process.h"
 #include "runner/exec/exec_protocol.h"
 #include "runner/exec/exec_runner.h"
+#include "runner/reporter.h"
+#include "runner/sweep.h"
+#include "store/store.h"
 
 namespace pg::exec {
 namespace {
@@ -328,6 +331,51 @@ TEST(ExecRunner, TheEngineIsPartOfTheFingerprintAndMustNotChangeWithinARun) {
   EXPECT_EQ(second.reason.value_or(""),
             "stdout line 1: the engine changed within the run: this cell reports demo lib=1.3, "
             "the run's first cell demo lib=1.2");
+}
+
+// ---- a whole sweep: one crashing cell among good ones ----------------------------------------
+
+TEST(ExecSweep, ACrashingCellIsStoredAsErrorAndTheSweepGoesOn) {
+  TempDir dir;
+  // Batch 2 crashes; batches 1 and 4 are measured.
+  pgtest::write_file(
+      dir / "bench.sh",
+      "[ \"$PERFGATE_BATCH\" = 2 ] && { echo 'Segfault in kernel' >&2; kill -SEGV $$; }\n" +
+          good_output(R"({"type":"hello","protocol":1,"engine":"demo",)"
+                      R"("versions":{"lib":"1.2"}})"));
+  SweepConfig cfg;
+  cfg.models = {"mine"};
+  cfg.dtypes = {"fp32"};
+  cfg.attention = {"sdpa"};
+  cfg.device = "cpu";
+  cfg.batch_sizes = {1, 2, 4};
+  cfg.seq_lens = {8};
+  cfg.gen_tokens = 3;
+  cfg.warmup = 0;
+  cfg.reps = 2;
+  cfg.exec = "sh bench.sh";
+  Store store(dir.file("runs.db"));
+  ExecCellRunner runner({cfg.exec, dir.str(), 20, ""});
+  Reporter quiet;
+  GitInfo git;
+  git.state = "not-a-repository";
+  const auto out =
+      run_sweep(cfg, expand(cfg), store, runner, git, {{"host", "test"}}, quiet, nullptr);
+  EXPECT_EQ(out.status, RunStatus::complete);
+  const auto run = store.load_run(out.run_id);
+  ASSERT_TRUE(run);
+  ASSERT_EQ(run->cells.size(), 3u);
+  EXPECT_EQ(run->cells[0].status, CellStatus::ok);
+  EXPECT_EQ(run->cells[1].status, CellStatus::error);
+  EXPECT_NE(run->cells[1].reason.value_or("").find("killed by signal 11"), std::string::npos);
+  EXPECT_NE(run->cells[1].reason.value_or("").find("stderr: Segfault in kernel"),
+            std::string::npos);
+  EXPECT_EQ(run->cells[2].status, CellStatus::ok);
+  EXPECT_EQ(run->cells[2].samples.decode_ms.size(), 2u);
+  // The engine's fingerprint, learned from the first cell, is the run's.
+  EXPECT_EQ(run->env.at("engine"), "demo");
+  EXPECT_EQ(run->env.at("engine.lib"), "1.2");
+  EXPECT_EQ(run->env.at("host"), "test");
 }
 
 // ---- the --exec settings --------------------------------------------------------------------
