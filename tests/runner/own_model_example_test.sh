@@ -96,7 +96,8 @@ run_pr() {
       PERFGATE_BIN="$PERFGATE_REAL" "$scripts/install.sh" >/dev/null
       while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
     else
-      # perfgate "built" per side: a launcher for the binary under test.
+      # perfgate "built" per side: a launcher for the binary under test (expanded by the build).
+      # shellcheck disable=SC2016
       env "${settings[@]}" PERFGATE_BUILD_COMMAND='printf "#!/bin/sh\nexec %s \"\$@\"\n" "$PERFGATE_REAL" >"$PERFGATE_BUILD_DIR/perfgate" && chmod +x "$PERFGATE_BUILD_DIR/perfgate"' \
         "$scripts/action_env.sh"
       while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
