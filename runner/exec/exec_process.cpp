@@ -48,6 +48,12 @@ std::vector<std::string> child_environment(const ProcessSpec& spec) {
   return out;
 }
 
+// The supervisor's SIGUSR1 handler (perfgate died): everything in its group, itself included.
+void kill_own_group(int) {
+  ::kill(0, SIGKILL);
+  ::_exit(137);
+}
+
 void kill_group(pid_t pgid, int sig) {
   if (pgid > 0) ::kill(-pgid, sig);
 }
@@ -116,22 +122,45 @@ ProcessOutcome run_process(const ProcessSpec& spec,
     return out;
   }
   if (pid == 0) {
-    // Child: only async-signal-safe calls until execve.
+    // The supervisor: leader of the command's process group, it outlives perfgate by nothing.
+    // Only async-signal-safe calls from here on (perfgate may have had threads).
     ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // perfgate killed outright: the shell goes too
-    if (::getppid() != parent) ::_exit(127);
-    ::dup2(in.fd[0], 0);
-    ::dup2(stdout_pipe.fd[1], 1);
-    ::dup2(stderr_pipe.fd[1], 2);
-    int err = 0;
-    if (::chdir(spec.cwd.c_str()) != 0) {
-      err = errno;
-    } else {
-      ::execve("/bin/sh", const_cast<char* const*>(argv), envp.data());
-      err = errno;
+    struct sigaction die {};
+    die.sa_handler = kill_own_group;
+    sigemptyset(&die.sa_mask);
+    ::sigaction(SIGUSR1, &die, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, SIGUSR1);  // perfgate gone (even kill -9): the group goes too
+    if (::getppid() != parent) kill_own_group(0);
+    const pid_t shell = ::fork();
+    if (shell < 0) ::_exit(127);
+    if (shell == 0) {
+      // The shell: stdin/stdout/stderr on the pipes, default signal dispositions, in --repo.
+      ::signal(SIGUSR1, SIG_DFL);
+      ::signal(SIGPIPE, SIG_DFL);  // perfgate ignores it; an ignored signal survives execve
+      ::prctl(PR_SET_PDEATHSIG, 0);
+      ::dup2(in.fd[0], 0);
+      ::dup2(stdout_pipe.fd[1], 1);
+      ::dup2(stderr_pipe.fd[1], 2);
+      int err = 0;
+      if (::chdir(spec.cwd.c_str()) != 0) {
+        err = errno;
+      } else {
+        ::execve("/bin/sh", const_cast<char* const*>(argv), envp.data());
+        err = errno;
+      }
+      [[maybe_unused]] ssize_t n = ::write(exec_error.fd[1], &err, sizeof err);
+      ::_exit(127);
     }
-    [[maybe_unused]] ssize_t n = ::write(exec_error.fd[1], &err, sizeof err);
-    ::_exit(127);
+    // The supervisor holds no pipe end: EOF on stdin and stdout is the command's alone.
+    for (int fd : {in.fd[0], in.fd[1], stdout_pipe.fd[0], stdout_pipe.fd[1], stderr_pipe.fd[0],
+                   stderr_pipe.fd[1], exec_error.fd[0], exec_error.fd[1]})
+      ::close(fd);
+    int status = 0;
+    while (::waitpid(shell, &status, 0) < 0 && errno == EINTR) {
+    }
+    // A shell killed by a signal is reported the way shells report a killed command, 128 + N
+    // (re-raising it here could dump the core of this copy of perfgate).
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   }
   ::setpgid(pid, pid);  // also here, so the group exists before any kill below
   in.close_end(0);
@@ -206,9 +235,24 @@ ProcessOutcome run_process(const ProcessSpec& spec,
       }
     }
   }
+  // Both pipes closed: the shell normally exits at once, but one that closed them and hangs on is
+  // held to the same deadline.
+  int status = 0;
+  bool reaped = false;
+  while (!stop && !timed_out) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) {
+      reaped = true;
+      break;
+    }
+    if (Clock::now() >= deadline)
+      timed_out = true;
+    else
+      ::usleep(10'000);
+  }
   const bool killed = stop || timed_out;
   if (killed) kill_group(pid, SIGTERM);
-  const int status = reap(pid, killed);
+  if (!reaped) status = reap(pid, killed);
   kill_group(pid, SIGKILL);  // anything the command left running in its group
   if (err_buf.size() > kStderrTailBytes) err_buf.erase(0, err_buf.size() - kStderrTailBytes);
   out.stderr_tail = std::move(err_buf);
