@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What python/perfgate_bench.py adds to the time it measures, on this machine's CPU or a GPU.
+"""What python/perfgate_bench.py adds to the time it measures, on a CPU or a GPU.
 
 The same decode loop of the example model (examples/own-model) is timed two ways, alternating
 block by block so that drift falls on both alike:

@@ -10,7 +10,7 @@ Both modes compile `model.forward` with mode="reduce-overhead" (CUDA graphs) and
 the transformers recipe for a static cache. `--plain` times each repetition's decode loop with
 one pair of CUDA events around all its steps (no per-step instrumentation) and prints
 {"plain_decode_step_ms": [...]} per repetition, so the helper's overhead is the difference of the
-two per-step means measured in the same device session.
+two per-step means measured one after the other on the same GPU.
 
 To make a slower commit for a gate, change LAYERS below (16 -> 20 adds 25% of the layers).
 The cell (batch, prompt length, tokens, repetitions, dtype, seed) comes from perfgate, or from
