@@ -133,6 +133,19 @@ int parse_positive(const RawItem& item) {
       parse_integer(item, 1, std::numeric_limits<int>::max(), "a positive integer"));
 }
 
+// > 0 and at most `max` (a limit that would overflow a clock when converted). "is not a positive
+// number" for the rest.
+double parse_positive_number(const RawItem& item, double max) {
+  double v = 0;
+  const char* b = item.text.data();
+  const char* e = b + item.text.size();
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (item.text.empty() || ec != std::errc() || p != e || !std::isfinite(v) || v <= 0)
+    bad(item, "is not a positive number");
+  if (v > max) bad(item, fmt::format("is larger than {:g}", max));
+  return v;
+}
+
 // A device peak within [min, max]: outside it no real device, and derived ratios (MFU, MBU) would
 // overflow to inf and be refused only after the run row is stored.
 double parse_peak(const RawItem& item, double min, double max) {
@@ -263,7 +276,7 @@ SweepConfig validate_settings(const RawSettings& s) {
   }
   if (auto r = get("exec-timeout")) {
     if (cfg.exec.empty()) throw UsageError(single(*r).where + ": only makes sense with --exec");
-    cfg.exec_timeout_s = parse_positive_number(single(*r));
+    cfg.exec_timeout_s = parse_positive_number(single(*r), 1e6);  // 11.6 days
   }
   if (auto r = get("model"))
     cfg.models = parse_list<std::string>(*r, cfg.exec.empty() ? parse_model : parse_exec_model);

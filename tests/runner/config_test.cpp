@@ -123,6 +123,8 @@ TEST(ConfigFlags, EachBadValueNamesItsFlag) {
       {{{"peak-bw-gbps", "nan"}}, "--peak-bw-gbps: 'nan' is not a number from"},
       {{{"peak-bw-gbps", "inf"}}, "--peak-bw-gbps: 'inf' is not a number from"},
       {{{"json", "/dev/full"}}, "--json '/dev/full' is not a regular file"},
+      {{{"exec", "x"}, {"model", "m"}, {"exec-timeout", "1e308"}},
+       "--exec-timeout: '1e308' is larger than 1e+06"},
       {{{"csv", "/tmp"}}, "--csv: '/tmp' is a directory"},
       {{{"submit", "ftp://x"}}, "--submit: 'ftp://x' is not an http:// or https:// URL"},
       {{{"submit", "http://127.0.0.1:8080"}}, "--submit: needs --token-file"},
