@@ -37,6 +37,8 @@
 #   PERFGATE_ARTIFACTS             where reports and CSV go (default: $PERFGATE_WORK/artifacts)
 #   GITHUB_OUTPUT, GITHUB_STEP_SUMMARY   set by Actions; temp files in the tests
 set -euo pipefail
+# A failure inside $(...) fails the assignment's script too.
+shopt -s inherit_errexit
 
 PG_CI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_SCRIPTS="$PG_CI_DIR/scripts"

@@ -44,6 +44,9 @@ pg_sandbox_create() {
   PG_SANDBOX=$(pg_untrusted / mktemp -d "${PERFGATE_SANDBOX_PARENT:-/tmp}/perfgate-sandbox.XXXXXX") ||
     pg_die "could not create a sandbox directory as ${PERFGATE_RUN_AS:-$(id -un)} (sudoers rule?)"
   pg_untrusted "$PG_SANDBOX" bash -c 'chmod 755 . && mkdir -p home tmp ccache cache'
+  # The checkout to clone belongs to the runner's user: git refuses another user's repository
+  # unless the (sandbox's own, global) config says it is safe.
+  pg_untrusted "$PG_SANDBOX" git config --global --add safe.directory '*'
   export PG_SANDBOX
 }
 
@@ -51,8 +54,7 @@ pg_sandbox_create() {
 # `perfgate run --repo` tags the run with it); prints the clone's path.
 pg_sandbox_clone() {
   local repo=$1 sha=$2 name=$3 dest="$PG_SANDBOX/$3"
-  # safe.directory: the source checkout belongs to the runner's user, the clone to the sandbox's.
-  pg_untrusted "$PG_SANDBOX" git -c safe.directory='*' clone -q --no-checkout --no-hardlinks \
+  pg_untrusted "$PG_SANDBOX" git clone -q --no-checkout --no-hardlinks \
     "$repo" "$name" >&2
   pg_untrusted "$dest" git -c advice.detachedHead=false checkout -q --detach "$sha" >&2
   echo "$dest"
@@ -71,11 +73,12 @@ pg_sandbox_destroy() {
 }
 
 # Builds the measured checkout SRC into the sandbox directory OUT with PERFGATE_BUILD_COMMAND;
-# prints the perfgate binary it left.
+# prints the perfgate binary it left. (The trusted side never runs git in a sandbox clone: its
+# .git/config belongs to measured code, and options like core.fsmonitor run commands.)
 pg_build() {
   local src=$1 out=$2
   pg_untrusted "$PG_SANDBOX" mkdir -p "$out"
-  pg_log "building $(git -C "$src" rev-parse --short HEAD) in $out (as ${PERFGATE_RUN_AS:-$(id -un)})"
+  pg_log "building $src in $out (as ${PERFGATE_RUN_AS:-$(id -un)})"
   PERFGATE_BUILD_DIR="$out" pg_untrusted "$src" bash -c "$PERFGATE_BUILD_COMMAND" >&2
   [ -x "$out/perfgate" ] || pg_die "build command '$PERFGATE_BUILD_COMMAND' left no executable $out/perfgate"
   echo "$out/perfgate"

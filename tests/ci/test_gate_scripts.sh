@@ -265,13 +265,15 @@ if [ "$(id -u)" -eq 0 ]; then
   store_sum=$(sha256sum "$store")
   run_pr pr-evil "" nobody
   check "pr-evil (as nobody): still gated, exit 1" [ "$rc" -eq 1 ]
+  check "pr-evil: verdict=regression" has "$job/output" "verdict=regression"
   check "pr-evil: the persistent store is unchanged" [ "$(sha256sum "$store")" = "$store_sum" ]
   check "pr-evil: its prepare ran as nobody in a sandbox nobody owns" has "$job/log" "OWNER: nobody nobody"
   check "pr-evil: it could not write the store" has "$job/log" "STORE: denied"
   check "pr-evil: it could not write the job's trusted state" has "$job/log" "STATE: denied"
   daemon=$(sed -n 's/^DAEMON: //p' "$job/log" | head -1)
   check "pr-evil: it started a daemon ($daemon) ..." [ -n "$daemon" ]
-  check "pr-evil: ... which cleanup ended" bash -c "! kill -0 '$daemon' 2>/dev/null"
+  # Ended: gone, or a zombie waiting for a parent that is not the sandbox's to reap.
+  check "pr-evil: ... which cleanup ended" bash -c "! ps -o stat= -p '$daemon' | grep -qv Z"
   check "pr-evil: the sandbox is gone" \
     bash -c "source '$job/sandbox.env' && [ -n \"\$PG_SANDBOX\" ] && [ ! -e \"\$PG_SANDBOX\" ]"
   [ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md"
