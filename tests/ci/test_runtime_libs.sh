@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The Docker runtime image's libraries, checked without a Docker engine: in a private mount
+# namespace, the CUDA toolkit (/usr/local/cuda*) is hidden and of the Python venv only what the
+# Dockerfile's runtime stage copies is left (site-packages/torch/lib and site-packages/nvidia).
+# There, `ldd perfgate` must resolve every library, `perfgate --version` must run, and a one-cell
+# CPU sweep must store a run (LibTorch really loads). This is the check that perfgate does not
+# depend on the toolkit at run time (libcudart.so.13 comes from the wheel's nvidia/cu13/lib).
+# Usage: test_runtime_libs.sh /path/to/perfgate
+set -euo pipefail
+pg=$(realpath "${1:?usage: test_runtime_libs.sh /path/to/perfgate}")
+
+if [ -z "${PG_RUNTIME_NS:-}" ]; then
+  ns=(unshare -m)
+  [ "$(id -u)" -eq 0 ] || ns=(unshare -rm)
+  stash=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-runtime-XXXXXX")
+  rc=0
+  PG_RUNTIME_NS=1 "${ns[@]}" -- "$0" "$pg" "$stash" || rc=$?
+  # The namespace (and its bind mounts of the real venv) is gone: -xdev stays on this filesystem.
+  find "$stash" -xdev -delete
+  exit "$rc"
+fi
+stash=$2
+
+torch_lib=$(readelf -d "$pg" | sed -n 's/.*runpath: \[\(.*\)\]/\1/p' | tr ':' '\n' | grep '/torch/lib$' | head -1)
+[ -n "$torch_lib" ] || { echo "FAIL - $pg has no torch/lib in its RUNPATH"; exit 1; }
+site=$(realpath "$torch_lib/../..")
+mkdir -p "$stash/torch-lib" "$stash/nvidia" "$stash/work"
+mount --bind "$site/torch/lib" "$stash/torch-lib"
+mount --bind "$site/nvidia" "$stash/nvidia"
+mount -t tmpfs -o mode=755 tmpfs "$site"
+mkdir -p "$site/torch/lib" "$site/nvidia"
+mount --bind "$stash/torch-lib" "$site/torch/lib"
+mount --bind "$stash/nvidia" "$site/nvidia"
+for d in /usr/local/cuda*; do
+  [ -d "$d" ] && mount -t tmpfs -o mode=755 tmpfs "$(realpath "$d")"
+done
+
+failures=0
+check() {
+  local what=$1
+  shift
+  if "$@"; then echo "ok   - $what"; else
+    echo "FAIL - $what"
+    failures=$((failures + 1))
+  fi
+}
+check "the toolkit is hidden (no libcudart under /usr/local/cuda)" bash -c '! ls /usr/local/cuda*/lib*/libcudart.so* >/dev/null 2>&1'
+check "the venv holds only torch/lib and nvidia" bash -c "[ \"\$(ls '$site')\" = \"\$(printf 'nvidia\ntorch')\" ] && [ \"\$(ls '$site/torch')\" = lib ]"
+ldd "$pg" >"$stash/work/ldd" 2>&1 || true
+check "ldd resolves every library" bash -c "! grep 'not found' '$stash/work/ldd'"
+grep 'not found' "$stash/work/ldd" || true
+check "perfgate --version runs" "$pg" --version
+cd "$stash/work"
+check "a one-cell CPU sweep stores a run" "$pg" run --model tiny --device cpu --batch-sizes 1 \
+  --seq-lens 4 --gen-tokens 2 --warmup 0 --reps 2 --repo "$stash/work" --db "$stash/work/r.db" --quiet
+echo "$failures failed"
+[ "$failures" -eq 0 ]
