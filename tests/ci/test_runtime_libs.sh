@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The Docker runtime image's libraries, checked without a Docker engine: in a private mount
-# namespace, the CUDA toolkit (/usr/local/cuda*) is hidden and of the Python venv only what the
-# Dockerfile's runtime stage copies is left (site-packages/torch/lib and site-packages/nvidia).
+# The Docker runtime image's libraries, checked without a Docker engine: ci/scripts/stage_runtime.sh
+# stages the runtime tree as the Dockerfile's build stage does (hard links), then, in a private
+# mount namespace, the CUDA toolkit (/usr/local/cuda*) is hidden and the venv's site-packages is
+# replaced by the staged torch/lib and nvidia/ (what the runtime stage copies, nothing else).
 # There, `ldd perfgate` must resolve every library, `perfgate --version` must run, and a one-cell
 # CPU sweep must store a run (LibTorch really loads). This is the check that perfgate does not
 # depend on the toolkit at run time (libcudart.so.13 comes from the wheel's nvidia/cu13/lib).
@@ -14,7 +15,22 @@ if [ -z "${PG_RUNTIME_NS:-}" ]; then
   [ "$(id -u)" -eq 0 ] || ns=(unshare -rm)
   stash=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-runtime-XXXXXX")
   rc=0
-  PG_RUNTIME_NS=1 "${ns[@]}" -- "$0" "$pg" "$stash" || rc=$?
+  here=$(cd "$(dirname "$0")" && pwd)
+  "$here/../../ci/scripts/stage_runtime.sh" --link "$pg" "$stash/stage" >/dev/null || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL - staging the runtime tree (stage_runtime.sh --link needs the venv on this filesystem)"
+    find "$stash" -xdev -delete
+    exit "$rc"
+  fi
+  # The runtime stage's apt-get line resolves on this Debian (simulated: nothing is installed).
+  mapfile -t packages <"$stash/stage/runtime-packages.txt"
+  if apt-get -s install --no-install-recommends "${packages[@]}" ca-certificates git sqlite3 >/dev/null; then
+    echo "ok   - the runtime packages resolve: $(paste -sd' ' "$stash/stage/runtime-packages.txt")"
+  else
+    echo "FAIL - apt-get cannot install the runtime packages"
+    rc=1
+  fi
+  PG_RUNTIME_NS=1 "${ns[@]}" -- "$0" "$pg" "$stash" || rc=1
   # The namespace (and its bind mounts of the real venv) is gone: -xdev stays on this filesystem.
   find "$stash" -xdev -delete
   exit "$rc"
@@ -22,15 +38,13 @@ fi
 stash=$2
 
 torch_lib=$(readelf -d "$pg" | sed -n 's/.*runpath: \[\(.*\)\]/\1/p' | tr ':' '\n' | grep '/torch/lib$' | head -1)
-[ -n "$torch_lib" ] || { echo "FAIL - $pg has no torch/lib in its RUNPATH"; exit 1; }
+staged_site="$stash/stage${torch_lib%/torch/lib}"
 site=$(realpath "$torch_lib/../..")
-mkdir -p "$stash/torch-lib" "$stash/nvidia" "$stash/work"
-mount --bind "$site/torch/lib" "$stash/torch-lib"
-mount --bind "$site/nvidia" "$stash/nvidia"
+mkdir -p "$stash/work"
 mount -t tmpfs -o mode=755 tmpfs "$site"
 mkdir -p "$site/torch/lib" "$site/nvidia"
-mount --bind "$stash/torch-lib" "$site/torch/lib"
-mount --bind "$stash/nvidia" "$site/nvidia"
+mount --bind "$staged_site/torch/lib" "$site/torch/lib"
+mount --bind "$staged_site/nvidia" "$site/nvidia"
 for d in /usr/local/cuda*; do
   [ -d "$d" ] && mount -t tmpfs -o mode=755 tmpfs "$(realpath "$d")"
 done
