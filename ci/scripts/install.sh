@@ -5,7 +5,8 @@
 #   otherwise: perfgate is built from the source tree this script belongs to (the action's own
 #     pinned commit, never the measured checkout) into
 #     $PERFGATE_INSTALL_ROOT/<hash of that source>/, once; later jobs with the same pinned
-#     commit reuse it. LibTorch comes from a venv keyed by the hash of requirements.txt.
+#     commit reuse it. LibTorch comes from a venv keyed by the hash of requirements.txt
+#     (PERFGATE_INSTALL_VENV overrides it; PERFGATE_INSTALL_ROOT overrides the root).
 # The install directory belongs to the runner's user and is only read by measured code.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -31,7 +32,7 @@ else
     pg_log "building perfgate from $src into $dest (once for this source)"
     rm -rf "$dest"
     mkdir -p "$dest"
-    venv="$root/venv-$req"
+    venv=${PERFGATE_INSTALL_VENV:-$root/venv-$req}
     PERFGATE_VENV="$venv" "$src/scripts/setup.sh" --no-build >&2
     (cd "$src" && PERFGATE_BUILD_DIR="$dest/build" PERFGATE_PYTHON="$venv/bin/python3" \
       "$PG_SCRIPTS/build.sh") >&2

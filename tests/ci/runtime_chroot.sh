@@ -12,12 +12,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "runtime_chroot: needs root (mmdebstrap, chroot)" >&2; exit 2; }
 
 stage=$(mktemp -d)
+chmod 755 "$stage" # cp -a below gives its mode to the root file system
 "$here/../../ci/scripts/stage_runtime.sh" --link "$pg" "$stage" >/dev/null
 packages=$(paste -sd, "$stage/runtime-packages.txt"),ca-certificates,git,sqlite3
 if [ ! -d "$rootfs/usr" ]; then
   mmdebstrap --variant=minbase --include="$packages" bookworm "$rootfs"
 fi
-cp -al "$stage/." "$rootfs/"
+cp -al --remove-destination "$stage/." "$rootfs/"
 rm -rf "$stage"
 
 # The runtime stage's RUN line, then a repository of another uid at /repo.
@@ -25,7 +26,8 @@ chroot "$rootfs" bash -o pipefail -c 'id perfgate >/dev/null 2>&1 || useradd --c
   mkdir -p /data /repo && chown 10001 /data
   git config --system --get-all safe.directory | grep -qx /repo || git config --system --add safe.directory /repo
   perfgate --version'
-git -C "$rootfs/repo" init -q 2>/dev/null || true
+rm -rf "$rootfs/repo" && mkdir "$rootfs/repo"
+git -C "$rootfs/repo" init -q
 git -C "$rootfs/repo" -c user.email=ci@perfgate.test -c user.name=ci commit -q --allow-empty -m "mounted"
 sha=$(git -C "$rootfs/repo" rev-parse HEAD)
 chown -R 20000:20000 "$rootfs/repo"
