@@ -41,5 +41,4 @@ ldd "$bin" | awk '$3 ~ /^\// && $3 !~ /site-packages/ && $3 !~ /^\/usr\/local\/c
   echo "stage_runtime: no Debian package owns perfgate's libraries?" >&2
   exit 4
 }
-du -sh "$dest$site/torch/lib" "$dest$site/nvidia" "$dest/usr/local/bin/perfgate" >&2
 echo "$dest"
