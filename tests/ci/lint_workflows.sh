@@ -64,7 +64,7 @@ while IFS= read -r hit; do
     *@*) [[ ${ref##*@} =~ ^[0-9a-f]{40}$ ]] || fail "not pinned by commit SHA: $hit" ;;
     *) fail "no ref at all: $hit" ;;
   esac
-done < <(grep -rnE '^\s*(-\s+)?uses:\s*[^ ]' "${workflows[@]}" "${actions[@]}" docs/*.md examples/ \
+done < <(grep -rnE '^\s*(-\s+)?uses:\s*[^ ]' "${workflows[@]}" "${actions[@]}" README.md docs/*.md examples/ \
   2>/dev/null | grep -v 'OWNER/perfgate/ci/action@<' || true)
 
 for f in "${workflows[@]}" "${actions[@]}"; do
