@@ -40,15 +40,20 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${PG_TEST_NS:-}" ]; then
   case $venv in
     /root/*)
       export PG_TEST_NS=1 PG_TEST_VENV=$venv
+      PG_TEST_STASH=$(mktemp -d /tmp/perfgate-venv-XXXXXX)
+      export PG_TEST_STASH
+      ns_rc=0
       # shellcheck disable=SC2016  # expanded by the inner shell
-      exec unshare -m -- bash -c '
+      unshare -m -- bash -c '
         set -e
-        stash=$(mktemp -d /tmp/perfgate-venv-XXXXXX)
-        mount --bind "$PG_TEST_VENV" "$stash"
+        mount --bind "$PG_TEST_VENV" "$PG_TEST_STASH"
         mount -t tmpfs -o mode=755 tmpfs /root
         mkdir -p "$PG_TEST_VENV"
-        mount --bind "$stash" "$PG_TEST_VENV"
-        exec "$0" "$@"' "$0" "$@"
+        mount --bind "$PG_TEST_STASH" "$PG_TEST_VENV"
+        exec "$0" "$@"' "$0" "$@" || ns_rc=$?
+      # The namespace and its mounts are gone: only the empty mount point is left (rmdir, not rm).
+      rmdir "$PG_TEST_STASH"
+      exit "$ns_rc"
       ;;
   esac
 fi
