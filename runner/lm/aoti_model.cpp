@@ -33,8 +33,8 @@ void check_aoti_cell(const CellKey& key, const ArtifactFile& file) {
 AotiModel::AotiModel(const ArtifactFile& file, const at::Device& device)
     : file_(file), device_(device) {
   const c10::DeviceIndex index = device.is_cuda() ? device.index() : -1;
-  loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(file.path, "model", false,
-                                                                      1, index);
+  loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(file.path, "model", false, 1,
+                                                                      index);
 }
 
 AotiModel::~AotiModel() = default;

@@ -130,8 +130,7 @@ const ArtifactFile& Artifact::file_for_batch(int batch) const {
 }
 
 std::string register_model_artifact(const std::string& spec, const std::string& repo,
-                                    const std::vector<int>& batch_sizes,
-                                    const std::string& where) {
+                                    const std::vector<int>& batch_sizes, const std::string& where) {
   Artifact a;
   a.typed = spec;
   a.aoti = is_aoti_model(spec);
@@ -147,8 +146,8 @@ std::string register_model_artifact(const std::string& spec, const std::string& 
   if (a.aoti && !per_batch) batches = {batch_sizes.begin(), batch_sizes.end()};
   std::string first_name;
   for (int b : batches) {
-    std::string p = per_batch ? replace_all(typed_path, kBatchPlaceholder, std::to_string(b))
-                              : typed_path;
+    std::string p =
+        per_batch ? replace_all(typed_path, kBatchPlaceholder, std::to_string(b)) : typed_path;
     fs::path path(p);
     if (path.is_relative()) path = fs::absolute(fs::path(repo) / path);
     path = path.lexically_normal();

@@ -25,16 +25,16 @@ inline constexpr std::string_view kBatchPlaceholder = "{batch}";
 // What the exporter wrote beside the package (PATH.json, see docs/OWN_MODEL.md). Absent fields
 // stay absent: the metrics that need them are then not reported, never guessed.
 struct ModelFacts {
-  std::optional<std::string> name;     // display name; the series key is "aoti:" + name
-  std::optional<std::string> dtype;    // fp32 | fp16 | bf16: the package's, fixed at export
-  std::optional<std::string> device;   // cpu | cuda
-  std::optional<int64_t> batch_size;   // the batch the package was exported for
-  std::optional<int64_t> context;      // longest prompt + generated tokens (the cache length)
-  std::optional<int64_t> vocab;        // logits' last dimension
-  std::optional<double> param_bytes;   // every parameter once, as exported
-  std::optional<double> flops_per_token;      // forward FLOPs per token, attention excluded
-  std::optional<double> kv_bytes_per_token;   // K and V of one position, all layers
-  std::optional<std::string> weights_sha256;  // of the parameters, as the exporter hashed them
+  std::optional<std::string> name;           // display name; the series key is "aoti:" + name
+  std::optional<std::string> dtype;          // fp32 | fp16 | bf16: the package's, fixed at export
+  std::optional<std::string> device;         // cpu | cuda
+  std::optional<int64_t> batch_size;         // the batch the package was exported for
+  std::optional<int64_t> context;            // longest prompt + generated tokens (the cache length)
+  std::optional<int64_t> vocab;              // logits' last dimension
+  std::optional<double> param_bytes;         // every parameter once, as exported
+  std::optional<double> flops_per_token;     // forward FLOPs per token, attention excluded
+  std::optional<double> kv_bytes_per_token;  // K and V of one position, all layers
+  std::optional<std::string> weights_sha256;    // of the parameters, as the exporter hashed them
   std::map<std::string, std::string> exporter;  // e.g. torch, transformers versions
 };
 

@@ -28,11 +28,10 @@ class AotiE2E : public ::testing::Test {
     pgtest::git(repo_.path(), {"commit", "-q", "-m", "Model"});
   }
   pgtest::Result perfgate_run(const std::string& model, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {kPerfgate,      "run",      "--model", model,
-                                     "--device",     "cpu",      "--seq-lens", "8,16",
-                                     "--gen-tokens", "5",        "--warmup", "1",
-                                     "--reps",       "3",        "--db",     db(),
-                                     "--repo",       repo_.str(), "--quiet"};
+    std::vector<std::string> argv = {
+        kPerfgate, "run",          "--model", model,       "--device", "cpu",    "--seq-lens",
+        "8,16",    "--gen-tokens", "5",       "--warmup",  "1",        "--reps", "3",
+        "--db",    db(),           "--repo",  repo_.str(), "--quiet"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return pgtest::run(argv, {work_.str(), {}, "/dev/null"}, std::chrono::seconds(240));
   }

@@ -39,9 +39,12 @@ class ArtifactPaths : public ::testing::Test {
   }
   // `perfgate run` of the checkout `repo`, started in `cwd`.
   pgtest::Result run_model(const std::string& repo, const std::string& cwd) {
-    return pgtest::run({kPerfgate, "run", "--model", "file:model/model.safetensors", "--device",
-                        "cpu", "--batch-sizes", "1", "--seq-lens", "4", "--gen-tokens", "2",
-                        "--warmup", "0", "--reps", "2", "--db", db(), "--repo", repo, "--quiet"},
+    return pgtest::run({kPerfgate,    "run", "--model",       "file:model/model.safetensors",
+                        "--device",   "cpu", "--batch-sizes", "1",
+                        "--seq-lens", "4",   "--gen-tokens",  "2",
+                        "--warmup",   "0",   "--reps",        "2",
+                        "--db",       db(),  "--repo",        repo,
+                        "--quiet"},
                        {cwd, {}, "/dev/null"});
   }
   std::string db() const { return (work_.path() / "runs.db").string(); }
