@@ -363,8 +363,14 @@ std::string sweep_config_json(const SweepConfig& cfg) {
     for (bool b : v) out.push_back(b ? "on" : "off");
     return out;
   };
+  // The models as given, so the stored config reruns as is (an aoti: key is the sidecar's name).
+  std::vector<std::string> typed_models;
+  for (const auto& m : cfg.models) {
+    const lm::Artifact* a = lm::find_artifact(m);
+    typed_models.push_back(a ? a->typed : m);
+  }
   nlohmann::json j = {
-      {"model", cfg.models},
+      {"model", typed_models},
       {"dtype", cfg.dtypes},
       {"batch-sizes", cfg.batch_sizes},
       {"seq-lens", cfg.seq_lens},
