@@ -27,10 +27,11 @@ class AotiE2E : public ::testing::Test {
     pgtest::git(repo_.path(), {"add", ".gitignore"});
     pgtest::git(repo_.path(), {"commit", "-q", "-m", "Model"});
   }
-  pgtest::Result perfgate_run(const std::string& model, std::vector<std::string> extra = {}) {
+  pgtest::Result perfgate_run(const std::string& model, std::vector<std::string> extra = {},
+                              const std::string& seq_lens = "8,16") {
     std::vector<std::string> argv = {
         kPerfgate, "run",          "--model", model,       "--device", "cpu",    "--seq-lens",
-        "8,16",    "--gen-tokens", "5",       "--warmup",  "1",        "--reps", "3",
+        seq_lens,  "--gen-tokens", "5",       "--warmup",  "1",        "--reps", "3",
         "--db",    db(),           "--repo",  repo_.str(), "--quiet"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return pgtest::run(argv, {work_.str(), {}, "/dev/null"}, std::chrono::seconds(240));
@@ -72,7 +73,7 @@ TEST_F(AotiE2E, MeasuredLikeABuiltInModelAndFingerprinted) {
 
 TEST_F(AotiE2E, WithoutSidecarTheCostMetricsAreAbsentNotGuessed) {
   fs::copy_file(repo_.path() / "out" / "tiny-b1.pt2", repo_.path() / "bare.pt2");
-  auto r = perfgate_run("aoti:bare.pt2", {"--batch-sizes", "1", "--seq-lens", "8"});
+  auto r = perfgate_run("aoti:bare.pt2", {"--batch-sizes", "1"}, "8");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json cell = last_run()["cells"][0];
   EXPECT_EQ(cell["key"]["model"], "aoti:bare.pt2");
@@ -89,7 +90,7 @@ TEST_F(AotiE2E, RefusesWhatThePackageWasNotExportedFor) {
   auto dtype = perfgate_run("aoti:out/tiny-b1.pt2", {"--batch-sizes", "1", "--dtype", "bf16"});
   EXPECT_EQ(dtype.exit_code, 2);
   EXPECT_NE(dtype.err.find("was exported in fp32"), std::string::npos) << dtype.err;
-  auto context = perfgate_run("aoti:out/tiny-b1.pt2", {"--batch-sizes", "1", "--seq-lens", "62"});
+  auto context = perfgate_run("aoti:out/tiny-b1.pt2", {"--batch-sizes", "1"}, "62");
   EXPECT_EQ(context.exit_code, 2);
   EXPECT_NE(context.err.find("exceeds the context"), std::string::npos) << context.err;
   auto missing = perfgate_run("aoti:out/none.pt2", {"--batch-sizes", "1"});
