@@ -14,6 +14,7 @@
 #include "runner/submit.h"
 #include "runner/sweep.h"
 #include "runner/table.h"
+#include "store/cell_label.h"
 #include "store/run_json.h"
 #include "store/store.h"
 
@@ -67,7 +68,7 @@ void check_cells_supported(const std::vector<CellKey>& cells) {
     try {
       check_cell_supported(key);
     } catch (const UsageError& e) {
-      throw UsageError(fmt::format("cell {}: {}", describe_cell(key), e.what()));
+      throw UsageError(fmt::format("cell {}: {}", cell_label(key), e.what()));
     }
   }
 }
@@ -80,7 +81,7 @@ void warn_about_failed_cells(const Run& run) {
              run.cells.size());
   for (const auto& c : run.cells)
     if (c.status != CellStatus::ok)
-      fmt::print(stderr, "  {}: {}{}\n", describe_cell(c.key), to_string(c.status),
+      fmt::print(stderr, "  {}: {}{}\n", cell_label(c.key), to_string(c.status),
                  c.reason ? " (" + *c.reason + ")" : std::string());
 }
 

@@ -67,7 +67,7 @@ struct CellResult {
   CellKey key;
   CellStatus status = CellStatus::ok;
   std::optional<std::string> reason;      // why oom / invalid / error
-  std::map<std::string, double> metrics;  // SPEC metric name -> value; absent = not applicable
+  std::map<std::string, double> metrics;  // docs/METRICS.md name -> value; absent = not applicable
   CellSamples samples;
 };
 
@@ -87,15 +87,15 @@ struct GitInfo {
 // threads, hostname, os, compiler, build_type, perfgate.
 using Environment = std::map<std::string, std::string>;
 
-// The fields whose difference makes two runs incomparable (SPEC: environment fingerprint).
-// weights_sha256: the files behind `file:` models (docs/OWN_MODEL.md, "Artifact identity").
+// The fields whose difference makes two runs incomparable (docs/METRICS.md, "Comparability").
+// weights_sha256: the files behind `file:` models (docs/OWN_MODEL_AOTI.md, "Artifact paths").
 inline const std::vector<std::string>& comparable_env_fields() {
   static const std::vector<std::string> f = {"device", "driver", "cuda",
                                              "cudnn",  "torch",  "weights_sha256"};
   return f;
 }
 
-// The derived metrics of SPEC.md's table, in its order, plus the CPU's memory metric.
+// The derived metrics of docs/METRICS.md's table, in its order, plus the CPU's memory metric.
 const std::vector<std::string>& metric_names();
 
 struct Run {
