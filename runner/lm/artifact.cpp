@@ -153,8 +153,8 @@ std::string register_model_artifact(const std::string& spec, const std::string& 
     path = path.lexically_normal();
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
-      throw UsageError(where + ": '" + spec + "': " + path.string() +
-                       " does not exist (relative paths resolve against --repo " + repo + ")");
+      throw UsageError(where + ": '" + spec + "' names a file that does not exist (" +
+                       path.string() + "; relative paths resolve against --repo " + repo + ")");
     ArtifactFile f;
     f.path = path.string();
     f.sha256 = sha256_file(f.path);

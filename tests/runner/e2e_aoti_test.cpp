@@ -98,4 +98,16 @@ TEST_F(AotiE2E, RefusesWhatThePackageWasNotExportedFor) {
   EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
 }
 
+// transformers' static-cache wrapper, exported by python/export_hf.py, through the same harness.
+TEST_F(AotiE2E, HuggingFaceExportRunsThroughTheSameHarness) {
+  for (const char* f : {"hf-b1.pt2", "hf-b1.json"})
+    fs::copy_file(kPackages / f, repo_.path() / "out" / f);
+  auto r = perfgate_run("aoti:out/hf-b{batch}.pt2", {"--batch-sizes", "1"}, "8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json cell = last_run()["cells"][0];
+  EXPECT_EQ(cell["key"]["model"], "aoti:llama-tiny");
+  ASSERT_EQ(cell["status"], "ok") << cell.dump();
+  EXPECT_GT(cell["metrics"]["kv_bytes"].get<double>(), 0);
+}
+
 }  // namespace
