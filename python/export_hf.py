@@ -42,7 +42,7 @@ def load_model(args):
     kwargs = {"attn_implementation": args.attn_implementation} if args.attn_implementation else {}
     if args.model:
         return transformers.AutoModelForCausalLM.from_pretrained(
-            args.model, torch_dtype=pe.DTYPES[args.dtype], **kwargs)
+            args.model, dtype=pe.DTYPES[args.dtype], **kwargs)
     text = args.config
     if os.path.isfile(text):
         with open(text) as f:
@@ -53,7 +53,7 @@ def load_model(args):
     torch.manual_seed(args.seed)
     with torch.device(args.device):  # random weights made where they run: no host copy
         return transformers.AutoModelForCausalLM.from_config(
-            config, torch_dtype=pe.DTYPES[args.dtype], **kwargs)
+            config, dtype=pe.DTYPES[args.dtype], **kwargs)
 
 
 def main():

@@ -16,7 +16,7 @@ cfg = json.load(open(cfg_path)); mt = cfg.pop("model_type")
 torch.manual_seed(0)
 with torch.device("cuda"):
     model = transformers.AutoModelForCausalLM.from_config(
-        transformers.AutoConfig.for_model(mt, **cfg), torch_dtype=torch.bfloat16).eval()
+        transformers.AutoConfig.for_model(mt, **cfg), dtype=torch.bfloat16).eval()
 model.generation_config.cache_implementation = "static"
 wrapped = PerfgateContract(TorchExportableModuleForDecoderOnlyLM(
     model, batch_size=1, max_cache_len=1024, device=torch.device("cuda")).model).cuda()
