@@ -34,6 +34,9 @@ struct OverviewModel {
   std::vector<OverviewGroup> groups;
   size_t total_series = 0, shown_series = 0;
   std::map<std::string, size_t> status_counts;
+  size_t open_regressions = 0;                 // over every series, not only the shown ones
+  std::map<int64_t, std::string> alert_state;  // series id -> its regression's triage state
+  std::string branch, repo_url;
 };
 OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen);
 nlohmann::json overview_json(const OverviewModel& m);
@@ -42,8 +45,22 @@ nlohmann::json overview_json(const OverviewModel& m);
 struct TrendModel {
   Metric metric = Metric::tpot_ms;
   std::vector<std::shared_ptr<const SeriesView>> views;
+  std::string branch, main_branch, repo_url;
+  std::vector<std::string> branches;  // every stored branch, for the filter
+  // Other series of the same cell on the same device whose environment differs (a driver, CUDA or
+  // LibTorch change starts a new series): shown as annotations where the environment changed.
+  struct EnvChange {
+    int64_t series_id;
+    std::string first_commit, last_commit, what;  // the other series' span; "driver 550 → 560"
+    size_t at_index;  // the first point of this series after the other series' last point
+    bool before;      // the other series ended before this one started (else it came after)
+  };
+  std::vector<EnvChange> env_changes;
 };
-TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen);
+// ?branch= picks the commits drawn (400 if no run names it); the main branch by default.
+TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen,
+                       const std::optional<std::string>& branch = std::nullopt);
+std::optional<std::string> branch_param(const httplib::Request& req);
 Metric metric_param(const httplib::Request& req);  // ?metric=, tpot_ms by default, 400 if unknown
 // {"metric", "unit", "label", "axis": [commits in history order], "series": [series document plus
 // "x" (each point's position on the axis), "name", "env_text"]}
@@ -67,6 +84,13 @@ std::shared_ptr<const CommitCatalog> commit_catalog(App& app, uint64_t gen);
 struct CompareView {
   GateResult result;
   ReportInfo info;
+  // For the page: each cell's series (0: none) and runs; the devices and the comparable fields
+  // that differ between the two sides; the stored devices present on both.
+  std::vector<int64_t> series_ids;
+  std::vector<int64_t> base_run_ids, head_run_ids;
+  std::vector<std::string> env_differences;  // "driver: 550.54 (base) vs 560.35 (head)"
+  std::vector<std::string> common_devices;
+  std::string device, repo_url;
   std::shared_ptr<const CachedBody> json;  // byte for byte `perfgate compare --format json`
 };
 // base/head as a client spelled them: a stored SHA or unique prefix, or a stored branch name.

@@ -55,6 +55,7 @@ std::string render_frame(const PageFrame& f, const std::string& body) {
          label + "</a>";
   };
   nav("overview", "/", "Overview");
+  nav("regressions", "/regressions", "Regressions");
   nav("compare", "/compare", "Compare");
   nav("runs", "/runs", "Runs");
   h += "</nav>";
@@ -64,6 +65,26 @@ std::string render_frame(const PageFrame& f, const std::string& body) {
   h += body;
   h += "</main></body></html>\n";
   return h;
+}
+
+std::string commit_html(const std::string& sha, const std::string& repo_url, size_t len) {
+  if (sha.empty()) return "<span class=\"mono muted\">(no commit)</span>";
+  std::string h = "<span class=\"mono\" title=\"" + html_escape(sha) + "\">" +
+                  html_escape(sha.substr(0, len)) + "</span>";
+  if (!repo_url.empty()) {
+    std::string base = repo_url;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    h += " <a class=\"repo-link\" href=\"" + html_escape(base + "/commit/" + sha) +
+         "\" rel=\"noopener noreferrer\" title=\"the commit in the repository\">↗</a>";
+  }
+  return h;
+}
+
+std::string compare_href(const std::string& base, const std::string& head, const SeriesInfo& s) {
+  std::string href = "/compare?base=" + url_encode(base) + "&head=" + url_encode(head);
+  auto it = s.env.find("device");
+  if (it != s.env.end() && !it->second.empty()) href += "&device=" + url_encode(it->second);
+  return href;
 }
 
 std::string render_error_page(int status, const std::string& reason) {

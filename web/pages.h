@@ -29,6 +29,16 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
 std::string render_run_page(const Run& run, const std::vector<int64_t>& series_ids);
 std::string render_runs_page(const std::vector<Run>& runs);
 
+struct RegressionsModel;
+std::string render_regressions_page(const RegressionsModel& m, const std::string& repo_url);
+
+// A short SHA in monospace; with a repository URL (serve --repo-url) also a link to the commit
+// page there. Empty SHA: "(no commit)".
+std::string commit_html(const std::string& sha, const std::string& repo_url, size_t len = 10);
+// The compare page of head against base, on the series' device (so a commit measured on several
+// machines compares like with like).
+std::string compare_href(const std::string& base, const std::string& head, const SeriesInfo& s);
+
 // Inline SVG sparkline of the last points' medians, dot coloured by status.
 std::string sparkline_svg(const SeriesView& v, size_t max_points = 40);
 

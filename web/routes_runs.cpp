@@ -26,6 +26,8 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+}  // namespace
+
 void check_token(const App& app, const Req& req, Res& res) {
   if (!app.options().token)
     throw HttpError(403, "ingest is disabled: start perfgate serve with --token-file FILE");
@@ -42,8 +44,6 @@ void check_token(const App& app, const Req& req, Res& res) {
     throw HttpError(401, "invalid bearer token");
   }
 }
-
-}  // namespace
 
 void register_run_routes(httplib::Server& http, App& app) {
   http.Get("/api/v1/runs", guarded([&app](const Req& req, Res& res) {
