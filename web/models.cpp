@@ -38,6 +38,15 @@ int64_t time_key(const std::string& iso) {
 
 // --- overview -----------------------------------------------------------------------------------
 
+std::string shown_status(const SeriesView& v, const OverviewModel& m) {
+  auto it = m.alert_state.find(v.info.id);
+  if (v.status == "regressed" && it != m.alert_state.end()) {
+    if (it->second == "dismissed" || it->second == "fixed") return "steady";
+    if (it->second == "acknowledged") return "acknowledged";
+  }
+  return v.status;
+}
+
 OverviewFilter parse_overview_filter(const httplib::Request& req) {
   OverviewFilter f;
   f.model = query_param(req, "model");
@@ -56,6 +65,8 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
   std::map<std::pair<std::string, std::string>, size_t> group_index;
   m.branch = app.main_branch(gen);
   m.repo_url = app.options().repo_url;
+  m.alpha = app.options().alpha;
+  m.min_effect = app.options().min_effect;
   auto regressions = build_regressions(app, gen);
   m.open_regressions = regressions->open + regressions->acknowledged;
   for (const auto& a : regressions->alerts) m.alert_state[a.view->info.id] = a.state;
@@ -72,7 +83,7 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
         (f.prompt && *f.prompt != k.seq_len))
       continue;
     ++m.shown_series;
-    ++m.status_counts[v->status];
+    ++m.status_counts[shown_status(*v, m)];
     auto gk = std::make_pair(k.model, group_device(v->info));
     auto it = group_index.find(gk);
     if (it == group_index.end()) {
@@ -120,6 +131,7 @@ nlohmann::json overview_json(const OverviewModel& m) {
                         {"key", key_json(v->info.key)},
                         {"env", env_json(v->info.env)},
                         {"latest", series_latest_json(*v)},
+                        {"shown_status", shown_status(*v, m)},
                         {"regression_state", m.alert_state.count(v->info.id)
                                                  ? nlohmann::json(m.alert_state.at(v->info.id))
                                                  : nlohmann::json(nullptr)},

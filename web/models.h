@@ -37,8 +37,12 @@ struct OverviewModel {
   size_t open_regressions = 0;                 // over every series, not only the shown ones
   std::map<int64_t, std::string> alert_state;  // series id -> its regression's triage state
   std::string branch, repo_url;
+  double alpha = 0, min_effect = 0;  // serve's gate settings, to say which rule the badges use
 };
 OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen);
+// The badge: the series' status, with its regression's triage applied ("acknowledged" while
+// someone owns it; "steady" once dismissed or marked fixed).
+std::string shown_status(const SeriesView& v, const OverviewModel& m);
 nlohmann::json overview_json(const OverviewModel& m);
 
 // --- trend --------------------------------------------------------------------------------------

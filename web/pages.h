@@ -26,7 +26,9 @@ std::string render_compare_form(const CommitCatalog& catalog, const std::string&
                                 const std::string& error);
 std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog,
                                 const std::string& device);
-std::string render_run_page(const Run& run, const std::vector<int64_t>& series_ids);
+// parent: the stored commit before the run's on its branch (empty: none), for the compare link.
+std::string render_run_page(const Run& run, const std::vector<int64_t>& series_ids,
+                            const std::string& parent, const std::string& repo_url);
 std::string render_runs_page(const std::vector<Run>& runs);
 
 struct RegressionsModel;
