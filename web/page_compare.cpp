@@ -120,8 +120,8 @@ std::string answer(const CompareView& v, const CommitCatalog& catalog) {
     h += std::string(first ? "" : " · ") + std::to_string(n) + " " + html_escape(name);
     first = false;
   }
-  h += " · alpha " + fmt_num(r.options.alpha) + " · min effect " +
-       pct(r.options.min_effect).substr(1) + " · " + html_escape(r.options.correction) +
+  h += " · alpha " + pct_setting(r.options.alpha, false) + " · min effect " +
+       pct_setting(r.options.min_effect) + " · " + html_escape(r.options.correction) +
        " correction · base " + commit_html(r.base, v.repo_url) + " (" +
        std::to_string(r.base_runs) + " runs) · head " + commit_html(r.head, v.repo_url) + " (" +
        std::to_string(r.head_runs) + " runs)</p>";

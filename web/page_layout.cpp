@@ -87,6 +87,12 @@ std::string compare_href(const std::string& base, const std::string& head, const
   return href;
 }
 
+std::string pct_setting(double v, bool percent) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, percent ? "%g%%" : "%g", percent ? 100 * v : v);
+  return buf;
+}
+
 std::string render_error_page(int status, const std::string& reason) {
   PageFrame f{"Error " + std::to_string(status), "", "", {}};
   return render_frame(f, "<h1>" + std::to_string(status) + "</h1><div class=\"card error-box\">" +

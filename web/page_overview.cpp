@@ -69,7 +69,7 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
   if (!m.branch.empty()) h += " · branch <span class=\"mono\">" + html_escape(m.branch) + "</span>";
   h += "</p><p class=\"muted small\">A badge says <i>regressed</i> while the series' latest flagged "
        "change point is a slowdown of at least the gate's min effect (" +
-       fmt_num(100 * m.min_effect) + "%), or the gate (alpha " + fmt_num(m.alpha) +
+       pct_setting(m.min_effect) + "), or the gate (alpha " + pct_setting(m.alpha, false) +
        ") finds the last commit slower than the one before; <i>improved</i> for a speed-up "
        "within the last " + std::to_string(kRecentPoints) +
        " commits. The same settings drive the chart's flags and the compare page.</p>";

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 
 #include "web/html.h"
 #include "web/json_util.h"
@@ -57,7 +58,9 @@ std::string series_details(const SeriesView& v, const std::string& repo_url) {
       h += "<td class=\"wrap\">" + html_escape(p.subject) + "</td>";
       h += "<td class=\"num\">" + fmt_metric(c.before, mi.unit) + "</td>";
       h += "<td class=\"num\">" + fmt_metric(c.after, mi.unit) + "</td>";
-      h += "<td class=\"num\">" + fmt_num(100 * c.relative) + "%</td>";
+      char rel[32];
+      std::snprintf(rel, sizeof rel, "%+.1f%%", 100 * c.relative);
+      h += "<td class=\"num\">" + std::string(rel) + "</td>";
       h += "<td class=\"num\">" + fmt_num(c.p_value) + "</td>";
       h += "<td><span class=\"badge " + std::string(c.flagged ? c.direction : "unchanged") + "\">" +
            (c.flagged ? c.direction : std::string("below min effect")) + "</span></td><td>";
@@ -76,7 +79,8 @@ std::string series_details(const SeriesView& v, const std::string& repo_url) {
          "it sees a step that is small next to one commit's noise. The compare of the commit with "
          "its parent uses only those two commits' repetitions, and may call the same step "
          "unchanged or inconclusive. Both use the gate's min effect (" +
-         fmt_num(100 * v.rules.min_effect) + "%) and alpha " + fmt_num(v.rules.alpha) + ".</p>";
+         pct_setting(v.rules.min_effect) + ") and alpha " + pct_setting(v.rules.alpha, false) +
+         ".</p>";
   }
   // The newest commits, newest first: the table view of the chart's right edge.
   const size_t n = v.points.size(), shown = std::min<size_t>(n, 15);
@@ -126,7 +130,9 @@ std::string render_trend_page(const TrendModel& m) {
   h += "</div>";
   if (m.branches.size() > 1 || m.branch != m.main_branch) {
     h += "<div class=\"seg\" aria-label=\"branch\"><span class=\"muted\">branch</span>";
-    std::vector<std::string> names = m.branches;
+    std::vector<std::string> names = {m.main_branch};  // the main branch first
+    for (const auto& b : m.branches)
+      if (b != m.main_branch) names.push_back(b);
     if (std::find(names.begin(), names.end(), m.branch) == names.end()) names.push_back(m.branch);
     for (const auto& b : names) {
       if (b == "detached") continue;

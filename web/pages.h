@@ -41,6 +41,9 @@ std::string commit_html(const std::string& sha, const std::string& repo_url, siz
 // machines compares like with like).
 std::string compare_href(const std::string& base, const std::string& head, const SeriesInfo& s);
 
+// A gate setting for people: 0.05 -> "5%" (percent) or "0.05".
+std::string pct_setting(double v, bool percent = true);
+
 // Inline SVG sparkline of the last points' medians, dot coloured by status.
 std::string sparkline_svg(const SeriesView& v, size_t max_points = 40);
 
