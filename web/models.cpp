@@ -157,8 +157,12 @@ Metric metric_param(const httplib::Request& req) {
   return *m;
 }
 
-std::optional<std::string> branch_param(const httplib::Request& req) {
-  return query_param(req, "branch", 200);
+std::optional<std::string> branch_param(App& app, const httplib::Request& req, uint64_t gen) {
+  auto b = query_param(req, "branch", 200);
+  // Only stored branches: a made-up name would also cost a cached view per name.
+  if (b && !app.branches(gen)->count(*b))
+    throw HttpError(404, "no stored run was made on branch '" + *b + "'");
+  return b;
 }
 
 TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen,
@@ -169,10 +173,7 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
   t.main_branch = app.main_branch(gen);
   t.branch = branch.value_or(t.main_branch);
   t.repo_url = app.options().repo_url;
-  auto branches = app.branches(gen);
-  for (const auto& [name, runs] : *branches) t.branches.push_back(name);
-  if (branch && !branches->count(*branch))
-    throw HttpError(404, "no stored run was made on branch '" + *branch + "'");
+  for (const auto& [name, runs] : *app.branches(gen)) t.branches.push_back(name);
   for (int64_t id : ids) {
     auto v = app.series_view(id, metric, gen, t.branch);
     if (!v) throw HttpError(404, "no series with id " + std::to_string(id));

@@ -61,10 +61,11 @@ struct TrendModel {
   };
   std::vector<EnvChange> env_changes;
 };
-// ?branch= picks the commits drawn (400 if no run names it); the main branch by default.
+// `branch` picks the commits drawn (branch_param); the main branch when not given.
 TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen,
                        const std::optional<std::string>& branch = std::nullopt);
-std::optional<std::string> branch_param(const httplib::Request& req);
+// ?branch=: a stored branch name (404 for one no run names), nullopt when absent.
+std::optional<std::string> branch_param(App& app, const httplib::Request& req, uint64_t gen);
 Metric metric_param(const httplib::Request& req);  // ?metric=, tpot_ms by default, 400 if unknown
 // {"metric", "unit", "label", "axis": [commits in history order], "series": [series document plus
 // "x" (each point's position on the axis), "name", "env_text"]}

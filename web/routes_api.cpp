@@ -65,7 +65,7 @@ void register_api_routes(httplib::Server& http, App& app) {
              const int64_t id = id_param(req, "series");
              const Metric m = metric_param(req);
              const uint64_t gen = app.generation();
-             const auto branch = branch_param(req);
+             const auto branch = branch_param(app, req, gen);
              auto view = app.series_view(id, m, gen, branch);
              if (!view) throw HttpError(404, "no series with id " + std::to_string(id));
              auto body = json_body(app,
@@ -79,7 +79,7 @@ void register_api_routes(httplib::Server& http, App& app) {
              const auto ids = id_list_param(req, "ids");
              const Metric m = metric_param(req);
              const uint64_t gen = app.generation();
-             TrendModel t = build_trend(app, ids, m, gen, branch_param(req));
+             TrendModel t = build_trend(app, ids, m, gen, branch_param(app, req, gen));
              auto body = json_body(app, "trend/" + ids_key(ids) + metric_info(m).name + "/" + t.branch, gen,
                                    [&] { return trend_json(t); });
              send_cached(req, res, *body);

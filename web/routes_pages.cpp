@@ -61,7 +61,7 @@ void register_page_routes(httplib::Server& http, App& app) {
              const int64_t id = id_param(req, "series");
              const Metric m = metric_param(req);
              const uint64_t gen = app.generation();
-             TrendModel t = build_trend(app, {id}, m, gen, branch_param(req));
+             TrendModel t = build_trend(app, {id}, m, gen, branch_param(app, req, gen));
              send_page(req, res,
                        *html_body(app, trend_key(t), gen, [&] { return render_trend_page(t); }));
            }));
@@ -70,7 +70,7 @@ void register_page_routes(httplib::Server& http, App& app) {
              const auto ids = id_list_param(req, "ids");
              const Metric m = metric_param(req);
              const uint64_t gen = app.generation();
-             TrendModel t = build_trend(app, ids, m, gen, branch_param(req));
+             TrendModel t = build_trend(app, ids, m, gen, branch_param(app, req, gen));
              send_page(req, res,
                        *html_body(app, trend_key(t), gen, [&] { return render_trend_page(t); }));
            }));
