@@ -180,7 +180,8 @@
                automargin: true, gridcolor: grid, linecolor: NEUTRAL },
       hovermode: "closest", dragmode: "zoom", showlegend: !single || traces.length > 3,
       legend: { orientation: "h", y: -0.25 }, shapes: shapes, annotations: annotations,
-      hoverlabel: DARK ? { bgcolor: "#1c2127", font: { color: "#e6e9ed" } } : undefined
+      hoverlabel: DARK ? { bgcolor: "#1c2127", font: { color: "#e6e9ed" } } : undefined,
+      modebar: { bgcolor: "rgba(0,0,0,0)", color: NEUTRAL, activecolor: DARK ? "#e6e9ed" : "#1b1f24" }
     };
     // The modebar keeps what works offline: zoom, pan, reset, PNG download. No sharing (it would
     // post the figure to an outside service), no lasso or box select (nothing uses a selection).
