@@ -81,7 +81,7 @@ std::string change_text(const CellComparison& c) {
   std::string t = pct(*c.ratio - 1.0);
   if (c.ci_low && c.ci_high) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, " <span class=\"muted small\">[%+.1f, %+.1f]</span>",
+    std::snprintf(buf, sizeof buf, " <span class=\"muted small ci\">[%+.1f, %+.1f]</span>",
                   100.0 * (*c.ci_low - 1.0), 100.0 * (*c.ci_high - 1.0));
     t += buf;
   }
@@ -177,7 +177,7 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
   h += answer(v, catalog);
   h += "<div class=\"card scroll\"><table id=\"compare-table\" class=\"sortable\"><thead><tr>"
        "<th>cell</th><th class=\"hide-narrow\">device</th>"
-       "<th class=\"num hide-narrow\">base median</th><th class=\"num\">head median</th>"
+       "<th class=\"num hide-narrow\">base median</th><th class=\"num hide-narrow\">head median</th>"
        "<th class=\"num\">change [95% CI]</th><th class=\"num hide-narrow\">p adj.</th>"
        "<th>verdict</th><th class=\"hide-narrow\">runs (base / head)</th></tr></thead><tbody>";
   for (size_t i = 0; i < r.cells.size(); ++i) {
@@ -192,7 +192,8 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
          "</td><td class=\"hide-narrow\">" + html_escape(k.device) + "</td>";
     h += num_cell(c.base_median, c.base_median ? fmt_num(*c.base_median) + " ms" : "",
                   "hide-narrow");
-    h += num_cell(c.head_median, c.head_median ? fmt_num(*c.head_median) + " ms" : "");
+    h += num_cell(c.head_median, c.head_median ? fmt_num(*c.head_median) + " ms" : "",
+                  "hide-narrow");
     std::optional<double> change;
     if (c.ratio) change = 100.0 * (*c.ratio - 1.0);
     h += num_cell(change, change_text(c));
