@@ -17,6 +17,7 @@
 #include "ci/report_text.h"
 #include "ci/revision.h"
 #include "cli/commands.h"
+#include "common/descriptive.h"
 #include "common/errors.h"
 #include "stats/changepoint.h"
 #include "stats/gate.h"
@@ -144,12 +145,6 @@ struct ChangesFlags {
   double alpha = 0.01;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 struct CommitPoint {
   std::string commit, subject;
   std::vector<double> values;  // one per stored run of the commit
@@ -216,8 +211,7 @@ int run_changes(const ChangesFlags& f) {
                            {"change_points", cps_json}});
 
     if (f.format == "text") {
-      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id,
-                               report_text::key_label(series.key),
+      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id, cell_label(series.key),
                                env.contains("device") ? env["device"].get<std::string>() : "",
                                report_text::plural(int(points.size()), "commit"),
                                report_text::plural(int(cps.size()), "change point"));

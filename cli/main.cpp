@@ -1,4 +1,4 @@
-// perfgate: one executable, one subcommand per job. Exit codes follow SPEC.md.
+// perfgate: one executable, one subcommand per job. Exit codes: docs/CLI.md.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>

@@ -71,6 +71,13 @@ const std::vector<SettingDef>& setting_defs() {
       {{"peak-tflops", "TFLOPS", "device peak FLOP/s (in the run's dtype) for MFU",
         "known-GPU table"},
        K::number},
+      {{"exec", "CMD",
+        "measure every cell with your own benchmark: CMD runs in --repo through /bin/sh -c and "
+        "prints docs/PROTOCOL.md's JSON lines; --model then names your model(s)",
+        ""},
+       K::string_scalar},
+      {{"exec-timeout", "SECONDS", "limit on one cell's --exec command; then it is killed", "900"},
+       K::number},
   };
   return defs;
 }
@@ -174,6 +181,18 @@ std::string parse_model(const RawItem& item) {
                         fmt::join(lm::preset_names(), ", ")));
 }
 
+// With --exec a model is the user's name for it: the series key, stable across commits, so a
+// name and not a path; presets and `kind:` specs are refused so the two kinds never share a key.
+std::string parse_exec_model(const RawItem& item) {
+  if (!exec_model_name_ok(item.text))
+    bad(item,
+        "is not a model name for --exec (1-64 letters, digits, '.', '_' or '-', starting "
+        "with a letter or digit; not a path)");
+  if (lm::find_preset(item.text))
+    bad(item, "is one of perfgate's own model presets; give your model a name of its own");
+  return item.text;
+}
+
 std::string parse_device(const RawItem& item) {
   const std::string& t = item.text;
   if (t == "cpu") return t;
@@ -202,6 +221,15 @@ const RawItem& single(const RawSetting& raw) { return raw.items.front(); }
 
 }  // namespace
 
+bool exec_model_name_ok(const std::string& name) {
+  if (name.empty() || name.size() > 64 || !std::isalnum(static_cast<unsigned char>(name[0])))
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      return false;
+  return true;
+}
+
 bool is_setting(const std::string& name) { return find_def(name) != nullptr; }
 
 ValueKind kind_of(const std::string& setting) {
@@ -216,7 +244,18 @@ SweepConfig validate_settings(const RawSettings& s) {
     auto it = s.find(name);
     return it == s.end() ? nullptr : &it->second;
   };
-  if (auto r = get("model")) cfg.models = parse_list<std::string>(*r, parse_model);
+  if (auto r = get("exec")) {
+    if (single(*r).text.find_first_not_of(" \t") == std::string::npos) bad(single(*r), "is empty");
+    cfg.exec = single(*r).text;
+    if (!get("model"))
+      throw UsageError(r->where + ": needs --model NAME, your model's name (it keys the series)");
+  }
+  if (auto r = get("exec-timeout")) {
+    if (cfg.exec.empty()) throw UsageError(single(*r).where + ": only makes sense with --exec");
+    cfg.exec_timeout_s = parse_positive_number(single(*r));
+  }
+  if (auto r = get("model"))
+    cfg.models = parse_list<std::string>(*r, cfg.exec.empty() ? parse_model : parse_exec_model);
   if (auto r = get("device")) cfg.device = parse_device(single(*r));
   if (cfg.device.empty()) cfg.device = cuda_available() ? "cuda" : "cpu";
   const bool on_cuda = cfg.device != "cpu";
@@ -372,6 +411,10 @@ std::string sweep_config_json(const SweepConfig& cfg) {
   if (!cfg.submit_url.empty()) j["submit"] = cfg.submit_url;
   if (cfg.peak_bw_gbps) j["peak-bw-gbps"] = *cfg.peak_bw_gbps;
   if (cfg.peak_tflops) j["peak-tflops"] = *cfg.peak_tflops;
+  if (!cfg.exec.empty()) {
+    j["exec"] = cfg.exec;
+    j["exec-timeout"] = cfg.exec_timeout_s;
+  }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

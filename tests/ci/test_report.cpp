@@ -1,5 +1,5 @@
-// The reporters on a synthetic GateResult: JSON keys exactly as SPEC.md, Markdown structure,
-// table alignment, and GitHub workflow-command escaping.
+// The reporters on a synthetic GateResult: JSON keys exactly as docs/FORMATS.md, Markdown
+// structure, table alignment, and GitHub workflow-command escaping.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
