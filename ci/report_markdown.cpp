@@ -100,11 +100,12 @@ void environment_table(const GateResult& r, std::ostream& out) {
   }
   const auto diff = rt::env_differences(r);
   out << "| field | base | head |\n|---|---|---|\n";
-  for (const auto& f : fields) {
-    auto b = r.base_env.find(f), h = r.head_env.find(f);
+  for (const auto& field : fields) {
+    const std::string f = md(field);  // keys come from stored (possibly ingested) runs too
+    auto b = r.base_env.find(field), h = r.head_env.find(field);
     std::string bv = b == r.base_env.end() ? "-" : md(b->second);
     std::string hv = h == r.head_env.end() ? "-" : md(h->second);
-    if (diff.count(f)) {
+    if (diff.count(field)) {
       out << fmt::format("| **{}** (differs, performance-relevant) | **{}** | **{}** |\n", f, bv,
                          hv);
     } else {

@@ -19,6 +19,7 @@
 #include "runner/lm/measure.h"
 #include "runner/lm/presets.h"
 #include "runner/submit.h"
+#include "store/atomic_file.h"
 
 namespace fs = std::filesystem;
 
@@ -132,13 +133,28 @@ int parse_positive(const RawItem& item) {
       parse_integer(item, 1, std::numeric_limits<int>::max(), "a positive integer"));
 }
 
-double parse_positive_number(const RawItem& item) {
+// > 0 and at most `max` (a limit that would overflow a clock when converted). "is not a positive
+// number" for the rest.
+double parse_positive_number(const RawItem& item, double max) {
   double v = 0;
   const char* b = item.text.data();
   const char* e = b + item.text.size();
   auto [p, ec] = std::from_chars(b, e, v);
   if (item.text.empty() || ec != std::errc() || p != e || !std::isfinite(v) || v <= 0)
     bad(item, "is not a positive number");
+  if (v > max) bad(item, fmt::format("is larger than {:g}", max));
+  return v;
+}
+
+// A device peak within [min, max]: outside it no real device, and derived ratios (MFU, MBU) would
+// overflow to inf and be refused only after the run row is stored.
+double parse_peak(const RawItem& item, double min, double max) {
+  double v = 0;
+  const char* b = item.text.data();
+  const char* e = b + item.text.size();
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (item.text.empty() || ec != std::errc() || p != e || !std::isfinite(v) || v < min || v > max)
+    bad(item, fmt::format("is not a number from {:g} to {:g}", min, max));
   return v;
 }
 
@@ -217,6 +233,14 @@ std::string parse_output_path(const RawItem& item) {
   return item.text;
 }
 
+// --csv/--json are replaced atomically at the end (store/atomic_file.h): refuse now what that
+// would refuse then (a device node, a FIFO, a symlink to a directory).
+std::string parse_export_path(const RawItem& item) {
+  parse_output_path(item);
+  resolve_output_target(item.text, item.where);
+  return item.text;
+}
+
 const RawItem& single(const RawSetting& raw) { return raw.items.front(); }
 
 }  // namespace
@@ -252,7 +276,7 @@ SweepConfig validate_settings(const RawSettings& s) {
   }
   if (auto r = get("exec-timeout")) {
     if (cfg.exec.empty()) throw UsageError(single(*r).where + ": only makes sense with --exec");
-    cfg.exec_timeout_s = parse_positive_number(single(*r));
+    cfg.exec_timeout_s = parse_positive_number(single(*r), 1e6);  // 11.6 days
   }
   if (auto r = get("model"))
     cfg.models = parse_list<std::string>(*r, cfg.exec.empty() ? parse_model : parse_exec_model);
@@ -291,8 +315,8 @@ SweepConfig validate_settings(const RawSettings& s) {
     cfg.repo = single(*r).text;
   }
   if (auto r = get("db")) cfg.db = parse_output_path(single(*r));
-  if (auto r = get("csv")) cfg.csv = parse_output_path(single(*r));
-  if (auto r = get("json")) cfg.json = parse_output_path(single(*r));
+  if (auto r = get("csv")) cfg.csv = parse_export_path(single(*r));
+  if (auto r = get("json")) cfg.json = parse_export_path(single(*r));
   if (auto r = get("submit")) {
     parse_submit_url(single(*r).text, single(*r).where);
     cfg.submit_url = single(*r).text;
@@ -306,8 +330,8 @@ SweepConfig validate_settings(const RawSettings& s) {
     throw UsageError(get("submit")->where + ": needs --token-file with the server's token");
   }
   if (auto r = get("quiet")) cfg.quiet = single(*r).text == "true";
-  if (auto r = get("peak-bw-gbps")) cfg.peak_bw_gbps = parse_positive_number(single(*r));
-  if (auto r = get("peak-tflops")) cfg.peak_tflops = parse_positive_number(single(*r));
+  if (auto r = get("peak-bw-gbps")) cfg.peak_bw_gbps = parse_peak(single(*r), 0.001, 1e7);
+  if (auto r = get("peak-tflops")) cfg.peak_tflops = parse_peak(single(*r), 0.001, 1e7);
 
   // Every prompt plus its generated tokens must fit the context of every preset model.
   const int max_seq = *std::max_element(cfg.seq_lens.begin(), cfg.seq_lens.end());

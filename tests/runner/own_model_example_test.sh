@@ -102,10 +102,12 @@ run_pr() {
         "$scripts/action_env.sh"
       while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
     fi
-    "$scripts/pr_prepare.sh"
-    "$scripts/pr_bench.sh"
-    "$scripts/pr_gate.sh" >"$job/gate.stdout"
-    "$scripts/pr_decide.sh"
+    status=0
+    { "$scripts/pr_prepare.sh" && "$scripts/pr_bench.sh" &&
+      "$scripts/pr_gate.sh" >"$job/gate.stdout" && "$scripts/pr_decide.sh"; } || status=$?
+    # The action's last step, always: removes the sandbox of the measured code.
+    if [ -f "$scripts/cleanup.sh" ]; then "$scripts/cleanup.sh"; fi
+    exit "$status"
   ) >"$job/log" 2>&1 && rc=0 || rc=$?
   git -C "$proj" checkout -q main
   echo "--- $branch: job exit $rc"
