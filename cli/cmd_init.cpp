@@ -7,7 +7,6 @@
 
 #include "cli/commands.h"
 #include "common/errors.h"
-#include "store/schema.h"
 #include "store/store.h"
 
 namespace pg::cli {
@@ -25,9 +24,10 @@ void add_init_command(CLI::App& root, Action& action) {
       std::error_code ec;
       if (!fs::is_directory(parent, ec))
         throw UsageError("--db " + *db + ": directory " + parent.string() + " does not exist");
-      // inspect_file throws UsageError for a file that is not ours and never touches it.
-      const bool existed = schema::inspect_file(*db) == schema::FileKind::perfgate;
-      Store store(*db);  // creates and migrates; an existing database is only migrated
+      const bool existed = fs::exists(*db, ec) && fs::file_size(*db, ec) > 0;
+      // Creates and migrates; an existing database is only migrated. A file that is not ours is a
+      // UsageError and stays untouched (the store's check).
+      Store store(*db);
       std::printf("%s %s (schema version %d, %lld runs)\n",
                   existed ? "already a perfgate database:" : "created", db->c_str(),
                   Store::schema_version(), static_cast<long long>(store.run_count()));
