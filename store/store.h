@@ -103,7 +103,8 @@ class Store {
     std::string metric, commit, action, reason, author, at;  // action: acknowledge | dismiss |
                                                              // fix | reopen; at: ISO 8601 UTC
   };
-  // Stores one event (at = now); returns it with its id. UsageError for an unknown series or action.
+  // Stores one event (at = now); returns it with its id. UsageError for an unknown series or
+  // action.
   RegressionEvent add_regression_event(int64_t series_id, const std::string& metric,
                                        const std::string& commit, const std::string& action,
                                        const std::string& reason, const std::string& author);

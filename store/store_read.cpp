@@ -34,8 +34,7 @@ void bind_param(sql::Stmt& s, RunSelect sel, const std::string& param) {
     const size_t colon = param.find(':');
     s.bind(1, static_cast<int64_t>(std::stoll(param.substr(0, colon))));
     s.bind(2, static_cast<int64_t>(std::stoll(param.substr(colon + 1))));
-  }
-  else
+  } else
     s.bind_null(1);
 }
 
@@ -143,8 +142,8 @@ std::vector<Run> Store::list_runs_page(int64_t after_id, int64_t limit, const Ru
   s.bind(2, limit);
   if (!s.step() || s.is_null(0)) return {};
   const int64_t last = s.int64(0);
-  return detail::load_runs(
-      db_, detail::RunSelect::id_range, std::to_string(after_id) + ":" + std::to_string(last), f);
+  return detail::load_runs(db_, detail::RunSelect::id_range,
+                           std::to_string(after_id) + ":" + std::to_string(last), f);
 }
 
 std::optional<Run> Store::load_run(int64_t id, const RunFilter& f) {

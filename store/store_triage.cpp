@@ -1,7 +1,7 @@
 // Triage of regressions: an append-only log of acknowledge / dismiss / fix / reopen events.
+#include <sqlite3.h>
 #include <algorithm>
 #include <array>
-#include <sqlite3.h>
 
 #include "common/errors.h"
 #include "store/store_internal.h"
@@ -17,13 +17,13 @@ Store::RegressionEvent Store::add_regression_event(int64_t series_id, const std:
   if (std::find(kActions.begin(), kActions.end(), action) == kActions.end())
     throw UsageError("action '" + action + "': expected acknowledge, dismiss, fix or reopen");
   if (commit.size() != 40) throw UsageError("commit: a full 40-digit SHA is required");
-  if (!get_series(series_id))
-    throw UsageError("no series with id " + std::to_string(series_id));
+  if (!get_series(series_id)) throw UsageError("no series with id " + std::to_string(series_id));
   RegressionEvent e{0, series_id, metric, commit, action, reason, author, detail::now_iso8601()};
   sql::Transaction tx(db_);
-  sql::Stmt s(db_,
-              "INSERT INTO regression_events (series_id, metric, commit_sha, action, reason, author, "
-              "at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  sql::Stmt s(
+      db_,
+      "INSERT INTO regression_events (series_id, metric, commit_sha, action, reason, author, "
+      "at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
   s.bind(1, series_id);
   s.bind(2, metric);
   s.bind(3, commit);
@@ -43,15 +43,16 @@ std::vector<Store::RegressionEvent> Store::regression_events() {
               "FROM regression_events ORDER BY id");
   std::vector<RegressionEvent> out;
   while (s.step())
-    out.push_back({s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6),
-                   s.text(7)});
+    out.push_back(
+        {s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6), s.text(7)});
   return out;
 }
 
 std::map<std::string, int64_t> Store::branch_run_counts() {
-  sql::Stmt s(db_,
-              "SELECT git_branch, count(*) FROM runs WHERE git_branch IS NOT NULL AND git_branch != "
-              "'' GROUP BY git_branch");
+  sql::Stmt s(
+      db_,
+      "SELECT git_branch, count(*) FROM runs WHERE git_branch IS NOT NULL AND git_branch != "
+      "'' GROUP BY git_branch");
   std::map<std::string, int64_t> out;
   while (s.step()) out[s.text(0)] = s.int64(1);
   return out;

@@ -198,8 +198,8 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
       const int64_t other_end = time_key(ov->points.back().time);
       size_t at = 0;
       while (at < mine.size() && time_key(mine[at].time) <= other_end) ++at;
-      t.env_changes.push_back({other.id, ov->points.front().commit, ov->points.back().commit,
-                               what, at, at == 0 || at < mine.size()});
+      t.env_changes.push_back({other.id, ov->points.front().commit, ov->points.back().commit, what,
+                               at, at == 0 || at < mine.size()});
     }
   }
   return t;
@@ -419,10 +419,8 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     for (const Run& r : head_runs) v->head_run_ids.push_back(r.id);
     for (const auto& field : comparable_env_fields()) {
       auto& [b, h] = fields[field];
-      for (const Run& r : base_runs)
-        b.insert(r.env.count(field) ? r.env.at(field) : std::string());
-      for (const Run& r : head_runs)
-        h.insert(r.env.count(field) ? r.env.at(field) : std::string());
+      for (const Run& r : base_runs) b.insert(r.env.count(field) ? r.env.at(field) : std::string());
+      for (const Run& r : head_runs) h.insert(r.env.count(field) ? r.env.at(field) : std::string());
       if (b.size() > 1 || h.size() > 1 || b != h) {
         auto join = [](const std::set<std::string>& xs) {
           std::string out;

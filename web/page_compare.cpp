@@ -104,10 +104,11 @@ std::string answer(const CompareView& v, const CommitCatalog& catalog) {
     if (c.verdict == CellVerdict::regression && c.ratio && (!worst || *c.ratio > *worst->ratio))
       worst = &c;
   }
-  std::string h = "<div class=\"card answer\"><div class=\"verdict\"><span id=\"verdict\" "
-                  "class=\"badge big " +
-                  html_escape(verdict == "regression" ? "fail" : verdict) + "\">" +
-                  html_escape(verdict) + "</span><span id=\"verdict-summary\">";
+  std::string h =
+      "<div class=\"card answer\"><div class=\"verdict\"><span id=\"verdict\" "
+      "class=\"badge big " +
+      html_escape(verdict == "regression" ? "fail" : verdict) + "\">" + html_escape(verdict) +
+      "</span><span id=\"verdict-summary\">";
   const int regressed = counts["regression"];
   h += std::to_string(regressed) + " of " + std::to_string(r.cells.size()) + " cell" +
        (r.cells.size() == 1 ? "" : "s") + " regressed";
@@ -175,11 +176,12 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
                   "</span> → <span class=\"mono\">" + html_escape(r.head.substr(0, 10)) +
                   "</span></h1>";
   h += answer(v, catalog);
-  h += "<div class=\"card scroll\"><table id=\"compare-table\" class=\"sortable\"><thead><tr>"
-       "<th>cell</th><th class=\"hide-narrow\">device</th>"
-       "<th class=\"num hide-narrow\">base median</th><th class=\"num hide-narrow\">head median</th>"
-       "<th class=\"num\">change [95% CI]</th><th class=\"num hide-narrow\">p adj.</th>"
-       "<th>verdict</th><th class=\"hide-narrow\">runs (base / head)</th></tr></thead><tbody>";
+  h +=
+      "<div class=\"card scroll\"><table id=\"compare-table\" class=\"sortable\"><thead><tr>"
+      "<th>cell</th><th class=\"hide-narrow\">device</th>"
+      "<th class=\"num hide-narrow\">base median</th><th class=\"num hide-narrow\">head median</th>"
+      "<th class=\"num\">change [95% CI]</th><th class=\"num hide-narrow\">p adj.</th>"
+      "<th>verdict</th><th class=\"hide-narrow\">runs (base / head)</th></tr></thead><tbody>";
   for (size_t i = 0; i < r.cells.size(); ++i) {
     const CellComparison& c = r.cells[i];
     const CellKey& k = c.key;

@@ -67,12 +67,14 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
   h += " · <a id=\"open-regressions\" href=\"/regressions\">" + std::to_string(m.open_regressions) +
        " open regression" + (m.open_regressions == 1 ? "" : "s") + "</a>";
   if (!m.branch.empty()) h += " · branch <span class=\"mono\">" + html_escape(m.branch) + "</span>";
-  h += "</p><p class=\"muted small\">A badge says <i>regressed</i> while the series' latest flagged "
-       "change point is a slowdown of at least the gate's min effect (" +
-       pct_setting(m.min_effect) + "), or the gate (alpha " + pct_setting(m.alpha, false) +
-       ") finds the last commit slower than the one before; <i>improved</i> for a speed-up "
-       "within the last " + std::to_string(kRecentPoints) +
-       " commits. The same settings drive the chart's flags and the compare page.</p>";
+  h +=
+      "</p><p class=\"muted small\">A badge says <i>regressed</i> while the series' latest flagged "
+      "change point is a slowdown of at least the gate's min effect (" +
+      pct_setting(m.min_effect) + "), or the gate (alpha " + pct_setting(m.alpha, false) +
+      ") finds the last commit slower than the one before; <i>improved</i> for a speed-up "
+      "within the last " +
+      std::to_string(kRecentPoints) +
+      " commits. The same settings drive the chart's flags and the compare page.</p>";
   h += "<form class=\"filters card\" method=\"get\" action=\"/\" data-autosubmit>";
   h += filter_select(m, "model", "model", m.filter.model);
   h += filter_select(m, "dtype", "dtype", m.filter.dtype);

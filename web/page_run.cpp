@@ -71,7 +71,8 @@ std::string render_run_page(const Run& run, const std::vector<int64_t>& series_i
   if (run.git.commit) {
     h += "<p>" + commit_html(*run.git.commit, repo_url);
     if (!parent.empty()) {
-      std::string href = "/compare?base=" + url_encode(parent) + "&head=" + url_encode(*run.git.commit);
+      std::string href =
+          "/compare?base=" + url_encode(parent) + "&head=" + url_encode(*run.git.commit);
       if (auto d = run.env.find("device"); d != run.env.end() && !d->second.empty())
         href += "&device=" + url_encode(d->second);
       h += " · <a id=\"compare-parent\" href=\"" + html_escape(href) +

@@ -65,8 +65,8 @@ std::string series_details(const SeriesView& v, const std::string& repo_url) {
       h += "<td><span class=\"badge " + std::string(c.flagged ? c.direction : "unchanged") + "\">" +
            (c.flagged ? c.direction : std::string("below min effect")) + "</span></td><td>";
       if (!parent.empty() && !p.commit.empty())
-        h += "<a class=\"cp-parent\" href=\"" + html_escape(compare_href(parent, p.commit, v.info)) +
-             "\">vs parent</a> ";
+        h += "<a class=\"cp-parent\" href=\"" +
+             html_escape(compare_href(parent, p.commit, v.info)) + "\">vs parent</a> ";
       if (!prev_cp.empty() && !p.commit.empty())
         h += "<a class=\"cp-previous\" href=\"" +
              html_escape(compare_href(prev_cp, p.commit, v.info)) + "\">vs previous change</a> ";
@@ -114,8 +114,7 @@ std::string render_trend_page(const TrendModel& m) {
   const MetricInfo& cur = metric_info(m.metric);
   const std::string ids = ids_csv(m);
   const bool single = m.views.size() == 1;
-  const std::string branch_q =
-      m.branch == m.main_branch ? "" : "&branch=" + url_encode(m.branch);
+  const std::string branch_q = m.branch == m.main_branch ? "" : "&branch=" + url_encode(m.branch);
   const std::string base =
       single ? "/series/" + ids + "?metric=" : "/trend?ids=" + url_encode(ids) + "&metric=";
   std::string title = single ? series_name(m.views.front()->info)
@@ -136,8 +135,8 @@ std::string render_trend_page(const TrendModel& m) {
     if (std::find(names.begin(), names.end(), m.branch) == names.end()) names.push_back(m.branch);
     for (const auto& b : names) {
       if (b == "detached") continue;
-      const std::string href = base + std::string(cur.name) +
-                               (b == m.main_branch ? "" : "&branch=" + url_encode(b));
+      const std::string href =
+          base + std::string(cur.name) + (b == m.main_branch ? "" : "&branch=" + url_encode(b));
       h += "<a class=\"mono" + std::string(b == m.branch ? " active" : "") +
            "\" data-keep-view href=\"" + html_escape(href) + "\">" + html_escape(b) +
            (b == m.main_branch ? " (main)" : "") + "</a>";
@@ -146,9 +145,8 @@ std::string render_trend_page(const TrendModel& m) {
   }
   h += "<div class=\"seg\" aria-label=\"window\"><span class=\"muted\">show</span>";
   for (const char* n : {"50", "200", "1000", "all"})
-    h += "<a class=\"window\" href=\"" +
-         html_escape(base + cur.name + branch_q + "&last=" + n) + "\">" +
-         (std::string(n) == "all" ? "all" : "last " + std::string(n)) + "</a>";
+    h += "<a class=\"window\" href=\"" + html_escape(base + cur.name + branch_q + "&last=" + n) +
+         "\">" + (std::string(n) == "all" ? "all" : "last " + std::string(n)) + "</a>";
   h += "</div></div>";
   size_t points = 0;
   for (const auto& v : m.views) points += v->points.size();

@@ -80,8 +80,9 @@ void register_api_routes(httplib::Server& http, App& app) {
              const Metric m = metric_param(req);
              const uint64_t gen = app.generation();
              TrendModel t = build_trend(app, ids, m, gen, branch_param(app, req, gen));
-             auto body = json_body(app, "trend/" + ids_key(ids) + metric_info(m).name + "/" + t.branch, gen,
-                                   [&] { return trend_json(t); });
+             auto body =
+                 json_body(app, "trend/" + ids_key(ids) + metric_info(m).name + "/" + t.branch, gen,
+                           [&] { return trend_json(t); });
              send_cached(req, res, *body);
            }));
 

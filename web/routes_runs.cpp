@@ -75,8 +75,8 @@ void register_run_routes(httplib::Server& http, App& app) {
              if (auto v = query_param(req, "limit", 8)) {
                auto n = parse_id(*v);
                if (!n || *n > kRunsPageMax)
-                 throw HttpError(400, "limit must be an integer in 1.." +
-                                          std::to_string(kRunsPageMax));
+                 throw HttpError(400,
+                                 "limit must be an integer in 1.." + std::to_string(kRunsPageMax));
                limit = *n;
              }
              if (auto v = query_param(req, "after", 20)) {
@@ -85,8 +85,7 @@ void register_run_routes(httplib::Server& http, App& app) {
                after = n.value_or(0);
              }
              const uint64_t gen = app.generation();
-             const std::string key =
-                 "runs/" + std::to_string(after) + "/" + std::to_string(limit);
+             const std::string key = "runs/" + std::to_string(after) + "/" + std::to_string(limit);
              auto body = app.body_cache().get(key, gen, [&] {
                // One more than asked tells whether a next page exists.
                auto runs = app.store().list_runs_page(after, limit + 1, {true, false});
@@ -127,10 +126,10 @@ void register_run_routes(httplib::Server& http, App& app) {
              std::vector<int64_t> series;
              for (const auto& c : run->cells)
                series.push_back(s.find_series(c.key, run->env).value_or(0));
-             send_text(req, res, 200,
-                       render_run_page(*run, series, parent_commit(app, *run),
-                                       app.options().repo_url),
-                       kHtmlType);
+             send_text(
+                 req, res, 200,
+                 render_run_page(*run, series, parent_commit(app, *run), app.options().repo_url),
+                 kHtmlType);
            }));
 
   // A content-reader handler: the token is checked before the body is read, and cpp-httplib's

@@ -32,8 +32,8 @@ void register_triage_routes(httplib::Server& http, App& app) {
              const uint64_t gen = app.generation();
              auto body = app.body_cache().get("regressions", gen, [&] {
                return std::make_shared<const CachedBody>(
-                   regressions_json(*build_regressions(app, gen)).dump(
-                       -1, ' ', false, nlohmann::json::error_handler_t::replace),
+                   regressions_json(*build_regressions(app, gen))
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                    kJsonType);
              });
              send_cached(req, res, *body);
@@ -71,8 +71,8 @@ void register_triage_routes(httplib::Server& http, App& app) {
               if (action == "dismiss" && reason.empty())
                 throw HttpError(400, "request body: dismissing needs a 'reason'");
               // UsageError (unknown series, action, malformed SHA) answers 400 with its reason.
-              auto e = app.store().add_regression_event(series, metric, commit, action, reason,
-                                                        author);
+              auto e =
+                  app.store().add_regression_event(series, metric, commit, action, reason, author);
               app.note_write();
               send_json(req, res, 201,
                         {{"id", e.id},

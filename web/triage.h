@@ -18,10 +18,10 @@ namespace pg::web {
 struct RegressionAlert {
   std::shared_ptr<const SeriesView> view;
   CurrentRegression regression;
-  std::string commit, subject, time;  // the first bad commit
-  std::string parent;                 // the point before it (empty when none)
-  size_t commits_since = 0;           // points after the first bad one
-  std::string state = "open";         // open | acknowledged | dismissed | fixed
+  std::string commit, subject, time;           // the first bad commit
+  std::string parent;                          // the point before it (empty when none)
+  size_t commits_since = 0;                    // points after the first bad one
+  std::string state = "open";                  // open | acknowledged | dismissed | fixed
   std::vector<Store::RegressionEvent> events;  // this alert's, oldest first
   bool is_open() const { return state == "open" || state == "acknowledged"; }
 };
