@@ -24,6 +24,19 @@ void add_serve_command(CLI::App& root, Action& action) {
   cmd->add_option("--threads", opt->threads, "worker threads (each holds one SQLite connection)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--alpha", opt->alpha,
+                  "the gate's alpha for the chart's flags and badges (use your CI gate's)")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-12, 1.0 - 1e-12));
+  cmd->add_option("--min-effect", opt->min_effect,
+                  "the gate's minimum relative effect for flags and badges (use your CI gate's)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--main-branch", opt->main_branch,
+                  "branch the trends show by default (default: main, else master, else the "
+                  "branch with most runs)");
+  cmd->add_option("--repo-url", opt->repo_url,
+                  "repository web URL; commit SHAs link to URL/commit/SHA");
   cmd->add_flag(
       "--quiet", [opt](int64_t) { opt->log_requests = false; }, "do not log one line per request");
   cmd->callback([&action, opt, token_file] {

@@ -17,5 +17,6 @@ void add_changes_command(CLI::App& root, Action& action);  // cli/cmd_compare.cp
 void add_serve_command(CLI::App& root, Action& action);    // cli/cmd_serve.cpp
 void add_export_command(CLI::App& root, Action& action);   // cli/cmd_export.cpp
 void add_runs_command(CLI::App& root, Action& action);     // cli/cmd_export.cpp
+void add_init_command(CLI::App& root, Action& action);     // cli/cmd_init.cpp
 
 }  // namespace pg::cli

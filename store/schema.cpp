@@ -106,6 +106,22 @@ CREATE TABLE repetitions (
   PRIMARY KEY (cell_id, rep)
 ) WITHOUT ROWID;
 )sql",
+      // 2: triage of regressions (docs/WEB.md, "Regressions"). Append-only: every acknowledge,
+      // dismiss, fix or reopen is one row with its author and time; the state of a regression is
+      // its latest row. A regression is named by its series, metric and first bad commit.
+      R"sql(
+CREATE TABLE regression_events (
+  id INTEGER PRIMARY KEY,
+  series_id INTEGER NOT NULL REFERENCES series(id),
+  metric TEXT NOT NULL,
+  commit_sha TEXT NOT NULL CHECK (length(commit_sha) = 40),
+  action TEXT NOT NULL CHECK (action IN ('acknowledge', 'dismiss', 'fix', 'reopen')),
+  reason TEXT NOT NULL,
+  author TEXT NOT NULL,
+  at TEXT NOT NULL
+);
+CREATE INDEX regression_events_key ON regression_events(series_id, metric, commit_sha, id);
+)sql",
   };
   return steps;
 }

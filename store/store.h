@@ -24,6 +24,7 @@ struct SeriesInfo {
 struct SeriesSample {
   int64_t run_id = 0;
   std::string commit;  // empty outside a repository
+  std::string branch;  // the run's branch ("detached", or empty outside a repository)
   std::string subject;
   std::string commit_time;
   std::string started_at;
@@ -90,6 +91,28 @@ class Store {
     bool operator==(const SeriesVersion&) const = default;
   };
   std::map<int64_t, SeriesVersion> series_versions();  // series id -> version
+
+  // Branch name -> number of runs made on it ("detached" included; runs without a branch left out).
+  std::map<std::string, int64_t> branch_run_counts();
+
+  // --- triage of regressions (store_triage.cpp): an append-only log; a regression's state is
+  // its latest event.
+  struct RegressionEvent {
+    int64_t id = 0;
+    int64_t series_id = 0;
+    std::string metric, commit, action, reason, author, at;  // action: acknowledge | dismiss |
+                                                             // fix | reopen; at: ISO 8601 UTC
+  };
+  // Stores one event (at = now); returns it with its id. UsageError for an unknown series or
+  // action.
+  RegressionEvent add_regression_event(int64_t series_id, const std::string& metric,
+                                       const std::string& commit, const std::string& action,
+                                       const std::string& reason, const std::string& author);
+  std::vector<RegressionEvent> regression_events();  // id order
+
+  // --- a page of runs for the paginated GET /api/v1/runs: ids > after_id, ascending, at most
+  // `limit`.
+  std::vector<Run> list_runs_page(int64_t after_id, int64_t limit, const RunFilter& f);
 
   sqlite3* handle() { return db_; }  // for tests (integrity_check) only
 

@@ -36,9 +36,10 @@ class CellWriter {
   sql::Stmt cell_, metric_, sample_, rep_;
 };
 
-// Bulk loader: every run matching one fixed WHERE fragment over alias `r` with at most one
-// bound parameter ?1. The fragment is a constant of ours, never built from input.
-enum class RunSelect { all, by_id, by_commit };
+// Bulk loader: every run matching one fixed WHERE fragment over alias `r` with its bound
+// parameters (?1; id_range also ?2, from "LO:HI"). The fragment is a constant of ours, never
+// built from input.
+enum class RunSelect { all, by_id, by_commit, id_range };
 std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
                            const RunFilter& f);
 

@@ -19,6 +19,8 @@ const char* where_clause(RunSelect sel) {
       return " WHERE r.id = ?1";
     case RunSelect::by_commit:
       return " WHERE r.git_commit = ?1";
+    case RunSelect::id_range:
+      return " WHERE r.id > ?1 AND r.id <= ?2";
   }
   return " WHERE 0";
 }
@@ -28,7 +30,11 @@ void bind_param(sql::Stmt& s, RunSelect sel, const std::string& param) {
     s.bind(1, static_cast<int64_t>(std::stoll(param)));
   else if (sel == RunSelect::by_commit)
     s.bind(1, param);
-  else
+  else if (sel == RunSelect::id_range) {  // "LO:HI", both our own integers
+    const size_t colon = param.find(':');
+    s.bind(1, static_cast<int64_t>(std::stoll(param.substr(0, colon))));
+    s.bind(2, static_cast<int64_t>(std::stoll(param.substr(colon + 1))));
+  } else
     s.bind_null(1);
 }
 
@@ -127,6 +133,17 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
 
 std::vector<Run> Store::list_runs(const RunFilter& f) {
   return detail::load_runs(db_, detail::RunSelect::all, "", f);
+}
+
+std::vector<Run> Store::list_runs_page(int64_t after_id, int64_t limit, const RunFilter& f) {
+  // The page's last id first, so the bulk loader reads exactly one id range (ids only grow).
+  sql::Stmt s(db_, "SELECT max(id) FROM (SELECT id FROM runs WHERE id > ?1 ORDER BY id LIMIT ?2)");
+  s.bind(1, after_id);
+  s.bind(2, limit);
+  if (!s.step() || s.is_null(0)) return {};
+  const int64_t last = s.int64(0);
+  return detail::load_runs(db_, detail::RunSelect::id_range,
+                           std::to_string(after_id) + ":" + std::to_string(last), f);
 }
 
 std::optional<Run> Store::load_run(int64_t id, const RunFilter& f) {

@@ -53,7 +53,7 @@ std::vector<SeriesSample> Store::series_samples(int64_t series_id, bool with_sam
   {
     sql::Stmt s(db_,
                 "SELECT c.id, r.id, r.git_commit, r.git_subject, r.git_time, r.started_at, "
-                "c.status, c.gen_tokens FROM cells c JOIN runs r ON r.id = c.run_id "
+                "c.status, c.gen_tokens, r.git_branch FROM cells c JOIN runs r ON r.id = c.run_id "
                 "WHERE c.series_id = ?1 ORDER BY r.history_time, r.id, c.ordinal");
     s.bind(1, series_id);
     while (s.step()) {
@@ -64,6 +64,7 @@ std::vector<SeriesSample> Store::series_samples(int64_t series_id, bool with_sam
       p.commit_time = s.opt_text(4).value_or("");
       p.started_at = s.text(5);
       p.status = cell_status_from_string(s.text(6));
+      p.branch = s.opt_text(8).value_or("");
       index[s.int64(0)] = out.size();
       decode_steps[s.int64(0)] = s.integer(7) - 1;
       out.push_back(std::move(p));

@@ -64,11 +64,31 @@ std::shared_ptr<const std::vector<SeriesInfo>> App::series_list(uint64_t gen) {
   });
 }
 
-std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_t gen) {
+std::shared_ptr<const std::map<std::string, int64_t>> App::branches(uint64_t gen) {
+  return branches_.get("all", gen, [this] {
+    return std::make_shared<const std::map<std::string, int64_t>>(store().branch_run_counts());
+  });
+}
+
+std::string App::main_branch(uint64_t gen) {
+  if (!opt_.main_branch.empty()) return opt_.main_branch;
+  auto b = branches(gen);
+  for (const char* name : {"main", "master"})
+    if (b->count(name)) return name;
+  std::string best;
+  int64_t most = 0;
+  for (const auto& [name, runs] : *b)
+    if (name != "detached" && runs > most) best = name, most = runs;
+  return best;
+}
+
+std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_t gen,
+                                                   std::optional<std::string> branch_opt) {
+  const std::string branch = branch_opt ? *branch_opt : main_branch(gen);
   std::shared_ptr<ViewSlot> slot;
   {
     std::lock_guard lk(slots_mutex_);
-    auto& s = view_slots_[{id, m}];
+    auto& s = view_slots_[{id, m, branch}];
     if (!s) {
       // Ids a client made up get no slot once they prove unknown (below), so this stays bounded
       // by the real series times the metrics.
@@ -91,22 +111,25 @@ std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_
   auto info = store().get_series(id);
   if (!info) {
     std::lock_guard lk2(slots_mutex_);
-    view_slots_.erase({id, m});
+    view_slots_.erase({id, m, branch});
     return nullptr;
   }
   // The version is read before the samples: a cell committed in between makes the view newer
   // than its version, and the next look recomputes once more -- never the other way round.
   slot->view = std::make_shared<const SeriesView>(
-      build_series_view(*info, store().series_samples(id, /*with_samples=*/false), m));
+      build_series_view(*info, store().series_samples(id, /*with_samples=*/false), m,
+                        SeriesRules{opt_.alpha, opt_.min_effect, branch}));
   slot->version = current;
   slot->generation = gen;
   return slot->view;
 }
 
-std::vector<std::shared_ptr<const SeriesView>> App::all_views(uint64_t gen) {
+std::vector<std::shared_ptr<const SeriesView>> App::all_views(uint64_t gen,
+                                                              std::optional<std::string> branch) {
+  if (!branch) branch = main_branch(gen);
   std::vector<std::shared_ptr<const SeriesView>> out;
   for (const SeriesInfo& s : *series_list(gen))
-    if (auto v = series_view(s.id, Metric::tpot_ms, gen)) out.push_back(std::move(v));
+    if (auto v = series_view(s.id, Metric::tpot_ms, gen, branch)) out.push_back(std::move(v));
   return out;
 }
 

@@ -7,7 +7,9 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "store/store.h"
@@ -22,6 +24,7 @@ namespace pg::web {
 
 struct CommitCatalog;
 struct CompareView;
+struct RegressionsModel;
 
 class App {
  public:
@@ -44,13 +47,23 @@ class App {
   std::shared_ptr<const std::vector<SeriesInfo>> series_list(uint64_t gen);
   // nullptr when there is no such series. After new data, only the series whose cells changed are
   // recomputed (Store::series_versions); the others keep their view.
-  std::shared_ptr<const SeriesView> series_view(int64_t id, Metric m, uint64_t gen);
+  // `branch`: the commits drawn (SeriesRules::branch), the main branch when not given; the gate
+  // settings come from the options.
+  std::shared_ptr<const SeriesView> series_view(int64_t id, Metric m, uint64_t gen,
+                                                std::optional<std::string> branch = {});
   // Every series' tpot view, in series id order.
-  std::vector<std::shared_ptr<const SeriesView>> all_views(uint64_t gen);
+  std::vector<std::shared_ptr<const SeriesView>> all_views(uint64_t gen,
+                                                           std::optional<std::string> branch = {});
+  // --main-branch, else "main", else "master", else the branch with the most runs; empty when no
+  // run names a branch (then nothing is filtered).
+  std::string main_branch(uint64_t gen);
+  // Branch name -> runs, for the branch filter.
+  std::shared_ptr<const std::map<std::string, int64_t>> branches(uint64_t gen);
 
   GenerationCache<CachedBody>& body_cache() { return bodies_; }
   GenerationCache<CommitCatalog>& catalog_cache() { return catalogs_; }
   GenerationCache<CompareView>& compare_cache() { return compares_; }
+  GenerationCache<RegressionsModel>& regressions_cache() { return regressions_; }
 
  private:
   ServeOptions opt_;
@@ -63,6 +76,7 @@ class App {
   sqlite3_stmt* data_version_ = nullptr;
   int64_t last_data_version_ = -1;
   GenerationCache<std::vector<SeriesInfo>> series_list_{4};
+  GenerationCache<std::map<std::string, int64_t>> branches_{4};
   GenerationCache<std::map<int64_t, Store::SeriesVersion>> versions_{4};
   struct ViewSlot {
     std::mutex m;
@@ -71,10 +85,11 @@ class App {
     std::shared_ptr<const SeriesView> view;
   };
   std::mutex slots_mutex_;
-  std::map<std::pair<int64_t, Metric>, std::shared_ptr<ViewSlot>> view_slots_;
+  std::map<std::tuple<int64_t, Metric, std::string>, std::shared_ptr<ViewSlot>> view_slots_;
   GenerationCache<CachedBody> bodies_{2048};
   GenerationCache<CommitCatalog> catalogs_{4};
   GenerationCache<CompareView> compares_{256};
+  GenerationCache<RegressionsModel> regressions_{4};
 };
 
 }  // namespace pg::web

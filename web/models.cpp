@@ -9,6 +9,7 @@
 #include "store/validate.h"
 #include "web/http_util.h"
 #include "web/json_util.h"
+#include "web/triage.h"
 
 namespace pg::web {
 
@@ -37,6 +38,15 @@ int64_t time_key(const std::string& iso) {
 
 // --- overview -----------------------------------------------------------------------------------
 
+std::string shown_status(const SeriesView& v, const OverviewModel& m) {
+  auto it = m.alert_state.find(v.info.id);
+  if (v.status == "regressed" && it != m.alert_state.end()) {
+    if (it->second == "dismissed" || it->second == "fixed") return "steady";
+    if (it->second == "acknowledged") return "acknowledged";
+  }
+  return v.status;
+}
+
 OverviewFilter parse_overview_filter(const httplib::Request& req) {
   OverviewFilter f;
   f.model = query_param(req, "model");
@@ -53,6 +63,13 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
   std::map<std::string, std::set<std::string>> opts;
   std::map<std::string, std::set<int>> int_opts;
   std::map<std::pair<std::string, std::string>, size_t> group_index;
+  m.branch = app.main_branch(gen);
+  m.repo_url = app.options().repo_url;
+  m.alpha = app.options().alpha;
+  m.min_effect = app.options().min_effect;
+  auto regressions = build_regressions(app, gen);
+  m.open_regressions = regressions->open + regressions->acknowledged;
+  for (const auto& a : regressions->alerts) m.alert_state[a.view->info.id] = a.state;
   for (const auto& v : app.all_views(gen)) {
     const CellKey& k = v->info.key;
     ++m.total_series;
@@ -66,7 +83,7 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
         (f.prompt && *f.prompt != k.seq_len))
       continue;
     ++m.shown_series;
-    ++m.status_counts[v->status];
+    ++m.status_counts[shown_status(*v, m)];
     auto gk = std::make_pair(k.model, group_device(v->info));
     auto it = group_index.find(gk);
     if (it == group_index.end()) {
@@ -101,6 +118,8 @@ nlohmann::json overview_json(const OverviewModel& m) {
   j["total_series"] = m.total_series;
   j["shown_series"] = m.shown_series;
   j["status_counts"] = m.status_counts;
+  j["open_regressions"] = m.open_regressions;
+  j["branch"] = m.branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.branch);
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : m.groups) {
     nlohmann::json series = nlohmann::json::array();
@@ -112,6 +131,10 @@ nlohmann::json overview_json(const OverviewModel& m) {
                         {"key", key_json(v->info.key)},
                         {"env", env_json(v->info.env)},
                         {"latest", series_latest_json(*v)},
+                        {"shown_status", shown_status(*v, m)},
+                        {"regression_state", m.alert_state.count(v->info.id)
+                                                 ? nlohmann::json(m.alert_state.at(v->info.id))
+                                                 : nlohmann::json(nullptr)},
                         {"sparkline", spark}});
     }
     groups.push_back({{"model", g.model}, {"device", g.device}, {"series", series}});
@@ -134,14 +157,50 @@ Metric metric_param(const httplib::Request& req) {
   return *m;
 }
 
-TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen) {
+std::optional<std::string> branch_param(App& app, const httplib::Request& req, uint64_t gen) {
+  auto b = query_param(req, "branch", 200);
+  // Only stored branches: a made-up name would also cost a cached view per name.
+  if (b && !app.branches(gen)->count(*b))
+    throw HttpError(404, "no stored run was made on branch '" + *b + "'");
+  return b;
+}
+
+TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen,
+                       const std::optional<std::string>& branch) {
   if (ids.empty()) throw HttpError(400, "no series selected (ids=1,2,...)");
   TrendModel t;
   t.metric = metric;
+  t.main_branch = app.main_branch(gen);
+  t.branch = branch.value_or(t.main_branch);
+  t.repo_url = app.options().repo_url;
+  for (const auto& [name, runs] : *app.branches(gen)) t.branches.push_back(name);
   for (int64_t id : ids) {
-    auto v = app.series_view(id, metric, gen);
+    auto v = app.series_view(id, metric, gen, t.branch);
     if (!v) throw HttpError(404, "no series with id " + std::to_string(id));
     t.views.push_back(std::move(v));
+  }
+  if (t.views.size() == 1) {
+    // Environment changes: the same cell on the same device under another fingerprint.
+    const SeriesInfo& me = t.views.front()->info;
+    for (const SeriesInfo& other : *app.series_list(gen)) {
+      if (other.id == me.id || !(other.key == me.key)) continue;
+      if (group_device(other) != group_device(me)) continue;
+      auto ov = app.series_view(other.id, Metric::tpot_ms, gen, t.branch);
+      if (!ov || ov->points.empty()) continue;
+      std::string what;
+      for (const auto& field : comparable_env_fields()) {
+        auto a = other.env.find(field), b = me.env.find(field);
+        const std::string va = a == other.env.end() ? "" : a->second;
+        const std::string vb = b == me.env.end() ? "" : b->second;
+        if (va != vb) what += (what.empty() ? "" : ", ") + field + " " + va + " → " + vb;
+      }
+      const auto& mine = t.views.front()->points;
+      const int64_t other_end = time_key(ov->points.back().time);
+      size_t at = 0;
+      while (at < mine.size() && time_key(mine[at].time) <= other_end) ++at;
+      t.env_changes.push_back({other.id, ov->points.front().commit, ov->points.back().commit, what,
+                               at, at == 0 || at < mine.size()});
+    }
   }
   return t;
 }
@@ -208,10 +267,21 @@ nlohmann::json trend_json(const TrendModel& m) {
     s["env_text"] = env_text(v->info.env);
     series.push_back(std::move(s));
   }
+  nlohmann::json env_changes = nlohmann::json::array();
+  for (const auto& e : m.env_changes)
+    env_changes.push_back({{"series_id", e.series_id},
+                           {"first_commit", e.first_commit},
+                           {"last_commit", e.last_commit},
+                           {"what", e.what},
+                           {"at_index", e.at_index},
+                           {"before", e.before}});
   return {{"metric", mi.name},
           {"unit", mi.unit},
           {"label", mi.label},
+          {"branch", m.branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.branch)},
+          {"repo_url", m.repo_url.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.repo_url)},
           {"axis", jaxis},
+          {"env_changes", env_changes},
           {"series", series}};
 }
 
@@ -293,6 +363,9 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
                                                  const std::string& base, const std::string& head,
                                                  uint64_t gen) {
   GateOptions opt;
+  // serve's gate settings by default: the same rule as the chart's flags and the badges.
+  opt.alpha = app.options().alpha;
+  opt.min_effect = app.options().min_effect;
   opt.alpha = double_param(req, "alpha", opt.alpha);
   opt.min_effect = double_param(req, "min_effect", opt.min_effect);
   if (auto c = query_param(req, "correction", 16)) opt.correction = *c;
@@ -339,6 +412,32 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     dirty_note(base_runs, "base");
     dirty_note(head_runs, "head");
     v->result = evaluate_gate(base_sha, base_runs, head_sha, head_runs, opt);
+    v->device = device.value_or("");
+    v->repo_url = app.options().repo_url;
+    std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> fields;
+    for (const Run& r : base_runs) v->base_run_ids.push_back(r.id);
+    for (const Run& r : head_runs) v->head_run_ids.push_back(r.id);
+    for (const auto& field : comparable_env_fields()) {
+      auto& [b, h] = fields[field];
+      for (const Run& r : base_runs) b.insert(r.env.count(field) ? r.env.at(field) : std::string());
+      for (const Run& r : head_runs) h.insert(r.env.count(field) ? r.env.at(field) : std::string());
+      if (b.size() > 1 || h.size() > 1 || b != h) {
+        auto join = [](const std::set<std::string>& xs) {
+          std::string out;
+          for (const auto& x : xs) out += (out.empty() ? "" : ", ") + (x.empty() ? "(none)" : x);
+          return out;
+        };
+        v->env_differences.push_back(field + ": " + join(b) + " (base) vs " + join(h) + " (head)");
+      }
+    }
+    {
+      const auto& [b, h] = fields["device"];
+      for (const auto& d : b)
+        if (!d.empty() && h.count(d)) v->common_devices.push_back(d);
+    }
+    const Environment head_env = head_runs.empty() ? Environment{} : head_runs.front().env;
+    for (const auto& c : v->result.cells)
+      v->series_ids.push_back(s.find_series(c.key, head_env).value_or(0));
     std::ostringstream out;
     JsonReporter{}.report(v->result, v->info, out);
     v->json = std::make_shared<const CachedBody>(out.str(), kJsonType);

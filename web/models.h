@@ -34,16 +34,38 @@ struct OverviewModel {
   std::vector<OverviewGroup> groups;
   size_t total_series = 0, shown_series = 0;
   std::map<std::string, size_t> status_counts;
+  size_t open_regressions = 0;                 // over every series, not only the shown ones
+  std::map<int64_t, std::string> alert_state;  // series id -> its regression's triage state
+  std::string branch, repo_url;
+  double alpha = 0, min_effect = 0;  // serve's gate settings, to say which rule the badges use
 };
 OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen);
+// The badge: the series' status, with its regression's triage applied ("acknowledged" while
+// someone owns it; "steady" once dismissed or marked fixed).
+std::string shown_status(const SeriesView& v, const OverviewModel& m);
 nlohmann::json overview_json(const OverviewModel& m);
 
 // --- trend --------------------------------------------------------------------------------------
 struct TrendModel {
   Metric metric = Metric::tpot_ms;
   std::vector<std::shared_ptr<const SeriesView>> views;
+  std::string branch, main_branch, repo_url;
+  std::vector<std::string> branches;  // every stored branch, for the filter
+  // Other series of the same cell on the same device whose environment differs (a driver, CUDA or
+  // LibTorch change starts a new series): shown as annotations where the environment changed.
+  struct EnvChange {
+    int64_t series_id;
+    std::string first_commit, last_commit, what;  // the other series' span; "driver 550 → 560"
+    size_t at_index;  // the first point of this series after the other series' last point
+    bool before;      // the other series ended before this one started (else it came after)
+  };
+  std::vector<EnvChange> env_changes;
 };
-TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen);
+// `branch` picks the commits drawn (branch_param); the main branch when not given.
+TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen,
+                       const std::optional<std::string>& branch = std::nullopt);
+// ?branch=: a stored branch name (404 for one no run names), nullopt when absent.
+std::optional<std::string> branch_param(App& app, const httplib::Request& req, uint64_t gen);
 Metric metric_param(const httplib::Request& req);  // ?metric=, tpot_ms by default, 400 if unknown
 // {"metric", "unit", "label", "axis": [commits in history order], "series": [series document plus
 // "x" (each point's position on the axis), "name", "env_text"]}
@@ -67,6 +89,13 @@ std::shared_ptr<const CommitCatalog> commit_catalog(App& app, uint64_t gen);
 struct CompareView {
   GateResult result;
   ReportInfo info;
+  // For the page: each cell's series (0: none) and runs; the devices and the comparable fields
+  // that differ between the two sides; the stored devices present on both.
+  std::vector<int64_t> series_ids;
+  std::vector<int64_t> base_run_ids, head_run_ids;
+  std::vector<std::string> env_differences;  // "driver: 550.54 (base) vs 560.35 (head)"
+  std::vector<std::string> common_devices;
+  std::string device, repo_url;
   std::shared_ptr<const CachedBody> json;  // byte for byte `perfgate compare --format json`
 };
 // base/head as a client spelled them: a stored SHA or unique prefix, or a stored branch name.

@@ -1,4 +1,6 @@
 #include <cmath>
+#include <cstdio>
+#include <map>
 
 #include "web/html.h"
 #include "web/json_util.h"
@@ -35,11 +37,13 @@ std::string compare_form(const CommitCatalog& catalog, const std::string& base,
   return h + "</datalist>";
 }
 
-std::string num_cell(const std::optional<double>& v, const std::string& text) {
-  if (!v || !std::isfinite(*v)) return "<td class=\"num\" data-v=\"\">–</td>";
+std::string num_cell(const std::optional<double>& v, const std::string& text,
+                     const std::string& cls = "") {
+  const std::string c = "num" + (cls.empty() ? "" : " " + cls);
+  if (!v || !std::isfinite(*v)) return "<td class=\"" + c + "\" data-v=\"\">–</td>";
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", *v);
-  return std::string("<td class=\"num\" data-v=\"") + buf + "\">" + text + "</td>";
+  return "<td class=\"" + c + "\" data-v=\"" + buf + "\">" + text + "</td>";
 }
 
 }  // namespace
@@ -63,65 +67,150 @@ std::string render_compare_form(const CommitCatalog& catalog, const std::string&
   return render_frame(f, h);
 }
 
+namespace {
+
+std::string pct(double rel) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * rel);
+  return buf;
+}
+
+// "+30.2% (+28.1 … +32.4)": the change and its interval in one unit.
+std::string change_text(const CellComparison& c) {
+  if (!c.ratio) return "";
+  std::string t = pct(*c.ratio - 1.0);
+  if (c.ci_low && c.ci_high) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " <span class=\"muted small ci\">[%+.1f, %+.1f]</span>",
+                  100.0 * (*c.ci_low - 1.0), 100.0 * (*c.ci_high - 1.0));
+    t += buf;
+  }
+  return t;
+}
+
+std::string with_device(const CompareView& v, const std::string& device) {
+  return "/compare?base=" + url_encode(v.info.base_spelled) +
+         "&head=" + url_encode(v.info.head_spelled) +
+         (device.empty() ? "" : "&device=" + url_encode(device));
+}
+
+std::string answer(const CompareView& v, const CommitCatalog& catalog) {
+  const GateResult& r = v.result;
+  const std::string verdict = to_string(r.verdict);
+  std::map<std::string, int> counts;
+  const CellComparison* worst = nullptr;
+  for (const auto& c : r.cells) {
+    ++counts[to_string(c.verdict)];
+    if (c.verdict == CellVerdict::regression && c.ratio && (!worst || *c.ratio > *worst->ratio))
+      worst = &c;
+  }
+  std::string h =
+      "<div class=\"card answer\"><div class=\"verdict\"><span id=\"verdict\" "
+      "class=\"badge big " +
+      html_escape(verdict == "regression" ? "fail" : verdict) + "\">" + html_escape(verdict) +
+      "</span><span id=\"verdict-summary\">";
+  const int regressed = counts["regression"];
+  h += std::to_string(regressed) + " of " + std::to_string(r.cells.size()) + " cell" +
+       (r.cells.size() == 1 ? "" : "s") + " regressed";
+  if (worst)
+    h += "; worst <b>" + html_escape(worst->key.model + " · " + key_label(worst->key)) +
+         "</b> <span class=\"change regression\">" + pct(*worst->ratio - 1.0) + "</span>";
+  h += "</span></div><p class=\"muted small\">";
+  bool first = true;
+  for (const auto& [name, n] : counts) {
+    h += std::string(first ? "" : " · ") + std::to_string(n) + " " + html_escape(name);
+    first = false;
+  }
+  h += " · alpha " + pct_setting(r.options.alpha, false) + " · min effect " +
+       pct_setting(r.options.min_effect) + " · " + html_escape(r.options.correction) +
+       " correction · base " + commit_html(r.base, v.repo_url) + " (" +
+       std::to_string(r.base_runs) + " runs) · head " + commit_html(r.head, v.repo_url) + " (" +
+       std::to_string(r.head_runs) + " runs)</p>";
+  if (!v.env_differences.empty()) {
+    h += "<div class=\"env-diff\"><b>The environments differ</b>, so cells cannot be compared "
+         "as they are:<ul>";
+    for (const auto& d : v.env_differences) h += "<li class=\"mono\">" + html_escape(d) + "</li>";
+    h += "</ul>";
+    std::vector<std::string> choices = v.common_devices;
+    if (choices.empty()) choices = catalog.devices;
+    if (!choices.empty()) {
+      h += "<p id=\"device-choice\">Compare on one device: ";
+      for (const auto& d : choices)
+        h += "<a class=\"button\" href=\"" + html_escape(with_device(v, d)) + "\">" +
+             html_escape(d) + "</a> ";
+      h += "</p>";
+    }
+    h += "</div>";
+  } else if (!v.device.empty()) {
+    h += "<p class=\"muted\">Runs of device <b>" + html_escape(v.device) +
+         "</b> only · <a href=\"" + html_escape(with_device(v, "")) + "\">all runs</a></p>";
+  }
+  for (const auto& w : r.warnings) h += "<p>⚠ " + html_escape(w) + "</p>";
+  // Notes once: the report's, then each distinct cell note with how many cells it concerns.
+  std::map<std::string, int> cell_notes;
+  for (const auto& c : r.cells)
+    if (!c.note.empty()) ++cell_notes[c.note];
+  std::string notes;
+  for (const auto& n : v.info.notes) notes += "<li>" + html_escape(n) + "</li>";
+  for (const auto& [n, k] : cell_notes)
+    notes += "<li>" + html_escape(n) +
+             (k > 1 ? " <span class=\"muted\">(" + std::to_string(k) + " cells)</span>" : "") +
+             "</li>";
+  if (!notes.empty()) h += "<ul class=\"notes muted\">" + notes + "</ul>";
+  return h + "</div>";
+}
+
+std::string run_links(const std::vector<int64_t>& ids) {
+  std::string h;
+  for (int64_t id : ids)
+    h += "<a href=\"/runs/" + std::to_string(id) + "\">#" + std::to_string(id) + "</a> ";
+  return h;
+}
+
+}  // namespace
+
 std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog,
                                 const std::string& device) {
   const GateResult& r = v.result;
   std::string h = "<h1>Compare <span class=\"mono\">" + html_escape(r.base.substr(0, 10)) +
                   "</span> → <span class=\"mono\">" + html_escape(r.head.substr(0, 10)) +
                   "</span></h1>";
-  h += compare_form(catalog, v.info.base_spelled, v.info.head_spelled, device);
-  const std::string verdict = to_string(r.verdict);
-  std::map<std::string, int> counts;
-  for (const auto& c : r.cells) ++counts[to_string(c.verdict)];
-  h += "<div class=\"card\"><div class=\"verdict\">verdict <span id=\"verdict\" class=\"badge " +
-       html_escape(verdict == "regression" ? "fail" : verdict) + "\">" + html_escape(verdict) +
-       "</span>";
-  for (const auto& [name, n] : counts)
-    h += "<span class=\"muted\">" + std::to_string(n) + " " + html_escape(name) + "</span>";
-  h += "</div><p class=\"muted\">alpha " + fmt_num(r.options.alpha) + " · min effect " +
-       fmt_num(r.options.min_effect) + " · correction " + html_escape(r.options.correction) +
-       " · base runs " + std::to_string(r.base_runs) + " · head runs " +
-       std::to_string(r.head_runs) + "</p>";
-  for (const auto& w : r.warnings) h += "<p>⚠ " + html_escape(w) + "</p>";
-  for (const auto& n : v.info.notes) h += "<p class=\"muted\">" + html_escape(n) + "</p>";
-  h += "</div>";
-
-  h += "<div class=\"card scroll\"><table id=\"compare-table\" class=\"sortable\"><thead><tr>"
-       "<th>model</th><th>dtype</th><th class=\"num\">batch</th><th class=\"num\">prompt</th>"
-       "<th class=\"num\">gen</th><th>kv</th><th>attention</th><th>graphs</th><th>device</th>"
-       "<th class=\"num\">base median</th><th class=\"num\">head median</th>"
-       "<th class=\"num\">change</th><th class=\"num\">CI</th><th class=\"num\">p</th>"
-       "<th class=\"num\">p adj.</th><th>verdict</th><th "
-       "class=\"wrap\">note</th></tr></thead><tbody>";
-  for (const auto& c : r.cells) {
+  h += answer(v, catalog);
+  h +=
+      "<div class=\"card scroll\"><table id=\"compare-table\" class=\"sortable\"><thead><tr>"
+      "<th>cell</th><th class=\"hide-narrow\">device</th>"
+      "<th class=\"num hide-narrow\">base median</th><th class=\"num hide-narrow\">head median</th>"
+      "<th class=\"num\">change [95% CI]</th><th class=\"num hide-narrow\">p adj.</th>"
+      "<th>verdict</th><th class=\"hide-narrow\">runs (base / head)</th></tr></thead><tbody>";
+  for (size_t i = 0; i < r.cells.size(); ++i) {
+    const CellComparison& c = r.cells[i];
     const CellKey& k = c.key;
-    h += "<tr><td>" + html_escape(k.model) + "</td><td>" + html_escape(k.dtype) + "</td>";
-    h += "<td class=\"num\" data-v=\"" + std::to_string(k.batch_size) + "\">" +
-         std::to_string(k.batch_size) + "</td>";
-    h += "<td class=\"num\" data-v=\"" + std::to_string(k.seq_len) + "\">" +
-         std::to_string(k.seq_len) + "</td>";
-    h += "<td class=\"num\" data-v=\"" + std::to_string(k.gen_tokens) + "\">" +
-         std::to_string(k.gen_tokens) + "</td>";
-    h += std::string("<td>") + (k.kv_cache ? "on" : "off") + "</td><td>" +
-         html_escape(k.attention) + "</td><td>" + (k.cuda_graphs ? "on" : "off") + "</td><td>" +
-         html_escape(k.device) + "</td>";
-    h += num_cell(c.base_median, c.base_median ? fmt_num(*c.base_median) + " ms" : "");
-    h += num_cell(c.head_median, c.head_median ? fmt_num(*c.head_median) + " ms" : "");
+    const int64_t sid = i < v.series_ids.size() ? v.series_ids[i] : 0;
+    const std::string label = html_escape(k.model + " · " + key_label(k));
+    h += "<tr><td class=\"cellname\" data-v=\"" + label + "\">" +
+         (sid ? "<a href=\"/series/" + std::to_string(sid) + "\" title=\"trend of this cell\">" +
+                    label + "</a>"
+              : label) +
+         "</td><td class=\"hide-narrow\">" + html_escape(k.device) + "</td>";
+    h += num_cell(c.base_median, c.base_median ? fmt_num(*c.base_median) + " ms" : "",
+                  "hide-narrow");
+    h += num_cell(c.head_median, c.head_median ? fmt_num(*c.head_median) + " ms" : "",
+                  "hide-narrow");
     std::optional<double> change;
     if (c.ratio) change = 100.0 * (*c.ratio - 1.0);
-    h += num_cell(change, change ? (*change >= 0 ? "+" : "") + fmt_num(*change) + "%" : "");
-    h += num_cell(c.ci_low,
-                  c.ci_low && c.ci_high ? fmt_num(*c.ci_low) + "–" + fmt_num(*c.ci_high) : "");
-    h += num_cell(c.p_value, c.p_value ? fmt_num(*c.p_value) : "");
-    h += num_cell(c.p_adjusted, c.p_adjusted ? fmt_num(*c.p_adjusted) : "");
+    h += num_cell(change, change_text(c));
+    h += num_cell(c.p_adjusted, c.p_adjusted ? fmt_num(*c.p_adjusted) : "", "hide-narrow");
     const std::string cv = to_string(c.verdict);
     h += "<td data-v=\"" + html_escape(cv) + "\"><span class=\"badge " + html_escape(cv) + "\">" +
-         html_escape(cv) + "</span></td><td class=\"wrap muted\">" + html_escape(c.note) +
-         "</td></tr>";
+         html_escape(cv) + "</span></td><td class=\"hide-narrow small\">" +
+         run_links(v.base_run_ids) + "/ " + run_links(v.head_run_ids) + "</td></tr>";
   }
   h += "</tbody></table></div>";
-  const std::string q =
-      "?base=" + url_encode(v.info.base_spelled) + "&head=" + url_encode(v.info.head_spelled);
+  h += "<details class=\"card\"><summary>Other revisions</summary>" +
+       compare_form(catalog, v.info.base_spelled, v.info.head_spelled, device) + "</details>";
+  const std::string q = "?base=" + url_encode(v.info.base_spelled) +
+                        "&head=" + url_encode(v.info.head_spelled) +
+                        (device.empty() ? "" : "&device=" + url_encode(device));
   PageFrame f{"Compare", "compare", "/api/v1/compare" + q, {"common.js", "compare.js"}};
   return render_frame(f, h);
 }

@@ -22,6 +22,7 @@ std::string render_frame(const PageFrame& f, const std::string& body) {
          label + "</a>";
   };
   nav("overview", "/", "Overview");
+  nav("regressions", "/regressions", "Regressions");
   nav("compare", "/compare", "Compare");
   nav("runs", "/runs", "Runs");
   h += "</nav>";

@@ -37,6 +37,32 @@ std::string fmt_metric(double v, const std::string& unit) {
   return fmt_num(v) + (unit.empty() ? "" : " " + unit);
 }
 
+std::string commit_html(const std::string& sha, const std::string& repo_url, size_t len) {
+  if (sha.empty()) return "<span class=\"mono muted\">(no commit)</span>";
+  std::string h = "<span class=\"mono\" title=\"" + html_escape(sha) + "\">" +
+                  html_escape(sha.substr(0, len)) + "</span>";
+  if (!repo_url.empty()) {
+    std::string base = repo_url;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    h += " <a class=\"repo-link\" href=\"" + html_escape(base + "/commit/" + sha) +
+         "\" rel=\"noopener noreferrer\" title=\"the commit in the repository\">↗</a>";
+  }
+  return h;
+}
+
+std::string compare_href(const std::string& base, const std::string& head, const SeriesInfo& s) {
+  std::string href = "/compare?base=" + url_encode(base) + "&head=" + url_encode(head);
+  auto it = s.env.find("device");
+  if (it != s.env.end() && !it->second.empty()) href += "&device=" + url_encode(it->second);
+  return href;
+}
+
+std::string pct_setting(double v, bool percent) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, percent ? "%g%%" : "%g", percent ? 100 * v : v);
+  return buf;
+}
+
 std::string sparkline_svg(const SeriesView& v, size_t max_points) {
   const size_t n = v.points.size();
   if (n == 0) return "<span class=\"muted\">no data</span>";

@@ -38,8 +38,13 @@ std::string last_change(const SeriesView& v) {
   const size_t ago = v.points.size() - 1 - last->index;
   char pct[32];
   std::snprintf(pct, sizeof pct, "%+.1f%%", 100.0 * last->relative);
+  const std::string href =
+      last->index > 0 && !p.commit.empty() && !v.points[last->index - 1].commit.empty()
+          ? compare_href(v.points[last->index - 1].commit, p.commit, v.info)
+          : "/runs/" + std::to_string(p.run_ids.back());
   return "<span class=\"change " + last->direction + "\">" + pct +
-         "</span> at <a class=\"mono\" href=\"/runs/" + std::to_string(p.run_ids.back()) + "\">" +
+         "</span> at <a class=\"mono\" href=\"" + html_escape(href) +
+         "\" title=\"compare with its parent\">" +
          html_escape(p.commit.empty() ? "(no commit)" : p.commit.substr(0, 7)) +
          "</a> <span class=\"muted\">" +
          (ago == 0 ? std::string("latest")
@@ -59,7 +64,17 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
   for (const auto& [status, n] : m.status_counts)
     h += " · <span class=\"badge " + html_escape(status) + "\">" + std::to_string(n) + " " +
          html_escape(status) + "</span>";
-  h += "</p>";
+  h += " · <a id=\"open-regressions\" href=\"/regressions\">" + std::to_string(m.open_regressions) +
+       " open regression" + (m.open_regressions == 1 ? "" : "s") + "</a>";
+  if (!m.branch.empty()) h += " · branch <span class=\"mono\">" + html_escape(m.branch) + "</span>";
+  h +=
+      "</p><p class=\"muted small\">A badge says <i>regressed</i> while the series' latest flagged "
+      "change point is a slowdown of at least the gate's min effect (" +
+      pct_setting(m.min_effect) + "), or the gate (alpha " + pct_setting(m.alpha, false) +
+      ") finds the last commit slower than the one before; <i>improved</i> for a speed-up "
+      "within the last " +
+      std::to_string(kRecentPoints) +
+      " commits. The same settings drive the chart's flags and the compare page.</p>";
   h += "<form class=\"filters card\" method=\"get\" action=\"/\" data-autosubmit>";
   h += filter_select(m, "model", "model", m.filter.model);
   h += filter_select(m, "dtype", "dtype", m.filter.dtype);
@@ -97,7 +112,8 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
       }
       h += "<td><a href=\"/series/" + id + "\" aria-label=\"trend of series " + id + "\">" +
            sparkline_svg(*v) + "</a></td>";
-      h += "<td><span class=\"badge " + html_escape(v->status) + "\">" + html_escape(v->status) +
+      const std::string status = shown_status(*v, m);
+      h += "<td><span class=\"badge " + html_escape(status) + "\">" + html_escape(status) +
            "</span></td>";
       h += "<td class=\"hide-narrow\">" + last_change(*v) + "</td>";
       if (v->points.empty()) {

@@ -63,10 +63,23 @@ void kv(std::string& h, const std::string& k, const std::string& v) {
 
 }  // namespace
 
-std::string render_run_page(const Run& run, const std::vector<int64_t>& series_ids) {
+std::string render_run_page(const Run& run, const std::vector<int64_t>& series_ids,
+                            const std::string& parent, const std::string& repo_url) {
   const std::string id = std::to_string(run.id);
   std::string h = "<h1>Run #" + id + " <span class=\"badge " + html_escape(to_string(run.status)) +
                   "\">" + html_escape(to_string(run.status)) + "</span></h1>";
+  if (run.git.commit) {
+    h += "<p>" + commit_html(*run.git.commit, repo_url);
+    if (!parent.empty()) {
+      std::string href =
+          "/compare?base=" + url_encode(parent) + "&head=" + url_encode(*run.git.commit);
+      if (auto d = run.env.find("device"); d != run.env.end() && !d->second.empty())
+        href += "&device=" + url_encode(d->second);
+      h += " · <a id=\"compare-parent\" href=\"" + html_escape(href) +
+           "\">compare with the commit before (" + html_escape(parent.substr(0, 10)) + ")</a>";
+    }
+    h += "</p>";
+  }
   h += "<div class=\"grid2\"><section class=\"card\"><h2>Code</h2><dl class=\"kv\">";
   const GitInfo& g = run.git;
   kv(h, "commit", g.commit.value_or("(none: " + g.state + ")"));

@@ -16,8 +16,23 @@ std::string render_compare_form(const CommitCatalog& catalog, const std::string&
                                 const std::string& error);
 std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog,
                                 const std::string& device);
-std::string render_run_page(const Run& run, const std::vector<int64_t>& series_ids);
+// parent: the stored commit before the run's on its branch (empty: none), for the compare link.
+std::string render_run_page(const Run& run, const std::vector<int64_t>& series_ids,
+                            const std::string& parent, const std::string& repo_url);
 std::string render_runs_page(const std::vector<Run>& runs);
+
+struct RegressionsModel;
+std::string render_regressions_page(const RegressionsModel& m, const std::string& repo_url);
+
+// A short SHA in monospace; with a repository URL (serve --repo-url) also a link to the commit
+// page there. Empty SHA: "(no commit)".
+std::string commit_html(const std::string& sha, const std::string& repo_url, size_t len = 10);
+// The compare page of head against base, on the series' device (so a commit measured on several
+// machines compares like with like).
+std::string compare_href(const std::string& base, const std::string& head, const SeriesInfo& s);
+
+// A gate setting for people: 0.05 -> "5%" (percent) or "0.05".
+std::string pct_setting(double v, bool percent = true);
 
 // Inline SVG sparkline of the last points' medians, dot coloured by status.
 std::string sparkline_svg(const SeriesView& v, size_t max_points = 40);

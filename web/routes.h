@@ -10,6 +10,11 @@ void register_static_routes(httplib::Server& http);
 void register_page_routes(httplib::Server& http, App& app);
 void register_api_routes(httplib::Server& http, App& app);
 void register_run_routes(httplib::Server& http, App& app);  // runs: read and ingest
+void register_triage_routes(httplib::Server& http, App& app);  // regressions (routes_triage.cpp)
+
+// The bearer token every write (ingest, triage) requires: 403 when serve has no --token-file,
+// 401 without a valid one. Compared in constant time.
+void check_token(const App& app, const httplib::Request& req, httplib::Response& res);
 
 // The Content-Security-Policy every HTML page carries: scripts only from this server, nothing
 // inline, so even an escaping bug could not run injected script.

@@ -37,6 +37,7 @@ std::string ids_key(const std::vector<int64_t>& ids) {
 }  // namespace
 
 void register_api_routes(httplib::Server& http, App& app) {
+  register_triage_routes(http, app);
   http.Get("/healthz", guarded([&app](const Req& req, Res& res) {
              // Touches the database, so a health check fails when the file went away.
              send_json(req, res, 200,
@@ -64,9 +65,12 @@ void register_api_routes(httplib::Server& http, App& app) {
              const int64_t id = id_param(req, "series");
              const Metric m = metric_param(req);
              const uint64_t gen = app.generation();
-             auto view = app.series_view(id, m, gen);
+             const auto branch = branch_param(app, req, gen);
+             auto view = app.series_view(id, m, gen, branch);
              if (!view) throw HttpError(404, "no series with id " + std::to_string(id));
-             auto body = json_body(app, "series/" + std::to_string(id) + "/" + metric_info(m).name,
+             auto body = json_body(app,
+                                   "series/" + std::to_string(id) + "/" + metric_info(m).name +
+                                       "/" + branch.value_or(""),
                                    gen, [&] { return series_view_json(*view); });
              send_cached(req, res, *body);
            }));
@@ -75,9 +79,10 @@ void register_api_routes(httplib::Server& http, App& app) {
              const auto ids = id_list_param(req, "ids");
              const Metric m = metric_param(req);
              const uint64_t gen = app.generation();
-             TrendModel t = build_trend(app, ids, m, gen);
-             auto body = json_body(app, "trend/" + ids_key(ids) + metric_info(m).name, gen,
-                                   [&] { return trend_json(t); });
+             TrendModel t = build_trend(app, ids, m, gen, branch_param(app, req, gen));
+             auto body =
+                 json_body(app, "trend/" + ids_key(ids) + metric_info(m).name + "/" + t.branch, gen,
+                           [&] { return trend_json(t); });
              send_cached(req, res, *body);
            }));
 

@@ -41,7 +41,7 @@ std::string filter_query(const OverviewFilter& f) {
 std::string trend_key(const TrendModel& t) {
   std::string k = "trend-page/";
   for (const auto& v : t.views) k += std::to_string(v->info.id) + ",";
-  return k + metric_info(t.metric).name;
+  return k + metric_info(t.metric).name + "/" + t.branch;
 }
 
 }  // namespace
@@ -61,7 +61,7 @@ void register_page_routes(httplib::Server& http, App& app) {
              const int64_t id = id_param(req, "series");
              const Metric m = metric_param(req);
              const uint64_t gen = app.generation();
-             TrendModel t = build_trend(app, {id}, m, gen);
+             TrendModel t = build_trend(app, {id}, m, gen, branch_param(app, req, gen));
              send_page(req, res,
                        *html_body(app, trend_key(t), gen, [&] { return render_trend_page(t); }));
            }));
@@ -70,7 +70,7 @@ void register_page_routes(httplib::Server& http, App& app) {
              const auto ids = id_list_param(req, "ids");
              const Metric m = metric_param(req);
              const uint64_t gen = app.generation();
-             TrendModel t = build_trend(app, ids, m, gen);
+             TrendModel t = build_trend(app, ids, m, gen, branch_param(app, req, gen));
              send_page(req, res,
                        *html_body(app, trend_key(t), gen, [&] { return render_trend_page(t); }));
            }));

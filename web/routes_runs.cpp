@@ -4,6 +4,7 @@
 #include "common/errors.h"
 #include "store/run_json.h"
 #include "web/http_util.h"
+#include "web/models.h"
 #include "web/pages.h"
 #include "web/routes.h"
 
@@ -13,6 +14,8 @@ namespace {
 
 using Req = httplib::Request;
 using Res = httplib::Response;
+
+constexpr int64_t kRunsPageMax = 1000;
 
 // Compares without an early exit, so the time taken does not tell how much of a guess was right.
 bool constant_time_equal(const std::string& a, const std::string& b) {
@@ -25,6 +28,25 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
   }
   return diff == 0;
 }
+
+// The stored commit before the run's: the next older one in history order on the run's branch
+// (any branch when the run names none).
+std::string parent_commit(App& app, const Run& run) {
+  if (!run.git.commit) return "";
+  auto catalog = commit_catalog(app, app.generation());
+  const std::string branch = run.git.branch.value_or("");
+  bool seen = false;
+  for (const auto& c : catalog->commits) {  // newest first
+    if (c.sha == *run.git.commit) {
+      seen = true;
+      continue;
+    }
+    if (seen && (branch.empty() || branch == "detached" || c.branch == branch)) return c.sha;
+  }
+  return "";
+}
+
+}  // namespace
 
 void check_token(const App& app, const Req& req, Res& res) {
   if (!app.options().token)
@@ -43,16 +65,39 @@ void check_token(const App& app, const Req& req, Res& res) {
   }
 }
 
-}  // namespace
-
 void register_run_routes(httplib::Server& http, App& app) {
+  // Paginated: ?limit=N (1..1000, default 1000) runs with ids after ?after=ID (the cursor, 0 by
+  // default), oldest first, in the export shape without samples, plus "next": the cursor of the
+  // next page, null on the last one. A store of fewer than 1,000 runs answers in one page, as
+  // before pagination existed.
   http.Get("/api/v1/runs", guarded([&app](const Req& req, Res& res) {
+             int64_t limit = kRunsPageMax, after = 0;
+             if (auto v = query_param(req, "limit", 8)) {
+               auto n = parse_id(*v);
+               if (!n || *n > kRunsPageMax)
+                 throw HttpError(400,
+                                 "limit must be an integer in 1.." + std::to_string(kRunsPageMax));
+               limit = *n;
+             }
+             if (auto v = query_param(req, "after", 20)) {
+               auto n = parse_id(*v);
+               if (!n && *v != "0") throw HttpError(400, "after must be a run id (the cursor)");
+               after = n.value_or(0);
+             }
              const uint64_t gen = app.generation();
-             auto body = app.body_cache().get("runs", gen, [&] {
-               // The export's runs with their cells and metrics; samples only per run.
-               const auto runs = app.store().list_runs({true, false});
-               return std::make_shared<const CachedBody>(runs_to_json(runs, /*with_samples=*/false),
-                                                         kJsonType);
+             const std::string key = "runs/" + std::to_string(after) + "/" + std::to_string(limit);
+             auto body = app.body_cache().get(key, gen, [&] {
+               // One more than asked tells whether a next page exists.
+               auto runs = app.store().list_runs_page(after, limit + 1, {true, false});
+               nlohmann::json next = nullptr;
+               if (static_cast<int64_t>(runs.size()) > limit) {
+                 runs.pop_back();
+                 next = runs.back().id;
+               }
+               nlohmann::json arr = nlohmann::json::array();
+               for (const auto& r : runs) arr.push_back(run_to_json(r, /*with_samples=*/false));
+               return std::make_shared<const CachedBody>(
+                   nlohmann::json{{"runs", std::move(arr)}, {"next", next}}.dump(), kJsonType);
              });
              send_cached(req, res, *body);
            }));
@@ -81,7 +126,10 @@ void register_run_routes(httplib::Server& http, App& app) {
              std::vector<int64_t> series;
              for (const auto& c : run->cells)
                series.push_back(s.find_series(c.key, run->env).value_or(0));
-             send_text(req, res, 200, render_run_page(*run, series), kHtmlType);
+             send_text(
+                 req, res, 200,
+                 render_run_page(*run, series, parent_commit(app, *run), app.options().repo_url),
+                 kHtmlType);
            }));
 
   // A content-reader handler: the token is checked before the body is read, and cpp-httplib's

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "common/descriptive.h"
 #include "stats/changepoint.h"
@@ -70,7 +71,8 @@ struct CommitGroup {
 };
 
 std::optional<LastCompare> compare_last_two(const SeriesInfo& info,
-                                            const std::vector<CommitGroup>& groups) {
+                                            const std::vector<CommitGroup>& groups,
+                                            const SeriesRules& rules) {
   if (groups.size() < 2) return std::nullopt;
   const CommitGroup& base = groups[groups.size() - 2];
   const CommitGroup& head = groups.back();
@@ -97,6 +99,8 @@ std::optional<LastCompare> compare_last_two(const SeriesInfo& info,
     return runs;
   };
   GateOptions opt;
+  opt.alpha = rules.alpha;
+  opt.min_effect = rules.min_effect;
   const GateResult r =
       evaluate_gate(base.point.commit, runs_of(base), head.point.commit, runs_of(head), opt);
   if (r.cells.empty()) return std::nullopt;
@@ -108,10 +112,17 @@ std::optional<LastCompare> compare_last_two(const SeriesInfo& info,
 }  // namespace
 
 SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSample>& samples,
-                             Metric metric) {
+                             Metric metric, const SeriesRules& rules) {
   SeriesView v;
   v.info = info;
   v.metric = metric;
+  v.rules = rules;
+  // Branches are a filter, never mixed in: a commit is drawn when a run of it was made on the
+  // chosen branch (its other runs, e.g. a detached re-run of the same commit, pool with it).
+  std::set<std::string> on_branch;
+  if (!rules.branch.empty())
+    for (const SeriesSample& s : samples)
+      if (s.branch == rules.branch && !s.commit.empty()) on_branch.insert(s.commit);
   const MetricInfo& mi = metric_info(metric);
 
   // Group by commit, keeping history order (the store sorts by commit time, then run id). Runs
@@ -119,6 +130,7 @@ SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSam
   std::vector<CommitGroup> groups;
   std::map<std::string, size_t> by_commit;
   for (const SeriesSample& s : samples) {
+    if (!rules.branch.empty() && !on_branch.count(s.commit)) continue;
     if (s.status != CellStatus::ok) {
       ++v.skipped_cells;
       continue;
@@ -155,7 +167,7 @@ SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSam
     medians.push_back(g.point.median);
   }
 
-  const double min_effect = GateOptions{}.min_effect;
+  const double min_effect = rules.min_effect;
   for (const ChangePoint& cp : detect_change_points(medians)) {
     if (cp.index >= groups.size()) continue;
     SeriesChange c;
@@ -173,7 +185,7 @@ SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSam
   }
 
   if (metric == Metric::tpot_ms) {
-    v.last_compare = compare_last_two(info, groups);
+    v.last_compare = compare_last_two(info, groups, rules);
     if (v.last_compare &&
         (v.last_compare->verdict == "regression" || v.last_compare->verdict == "improvement"))
       groups.back().point.flag = v.last_compare->verdict;
@@ -184,14 +196,27 @@ SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSam
   if (!v.points.empty()) {
     v.status = "steady";
     const size_t n = v.points.size();
-    const SeriesChange* recent = nullptr;
+    const SeriesChange* last = nullptr;
     for (const SeriesChange& c : v.changes)
-      if (c.flagged && c.index + kRecentPoints >= n) recent = &c;
-    if (recent) v.status = recent->direction == "regression" ? "regressed" : "improved";
-    if (v.last_compare && v.last_compare->verdict == "regression") v.status = "regressed";
+      if (c.flagged) last = &c;
+    if (last && last->direction == "improvement" && last->index + kRecentPoints >= n)
+      v.status = "improved";
     if (v.last_compare && v.last_compare->verdict == "improvement") v.status = "improved";
+    if (current_regression(v)) v.status = "regressed";
   }
   return v;
+}
+
+std::optional<CurrentRegression> current_regression(const SeriesView& v) {
+  const SeriesChange* last = nullptr;
+  for (const SeriesChange& c : v.changes)
+    if (c.flagged) last = &c;
+  if (last && last->direction == "regression")
+    return CurrentRegression{last->index, last->relative, "change point"};
+  if (v.last_compare && v.last_compare->verdict == "regression" && v.points.size() >= 2)
+    return CurrentRegression{v.points.size() - 1, v.last_compare->ratio.value_or(1.0) - 1.0,
+                             "last two commits"};
+  return std::nullopt;
 }
 
 nlohmann::json point_json(const SeriesPoint& p) {
@@ -235,6 +260,8 @@ nlohmann::json series_view_json(const SeriesView& v) {
   j["unit"] = mi.unit;
   j["higher_is_worse"] = mi.higher_is_worse;
   j["status"] = v.status;
+  j["branch"] = v.rules.branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.rules.branch);
+  j["rules"] = {{"alpha", v.rules.alpha}, {"min_effect", v.rules.min_effect}};
   j["skipped_cells"] = v.skipped_cells;
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : v.points) pts.push_back(point_json(p));

@@ -54,9 +54,18 @@ struct LastCompare {
   std::optional<double> ratio, p_adjusted;
 };
 
+// The one rule the chart, the overview and the compare page share: the gate's settings (serve's
+// --alpha / --min-effect, `perfgate compare`'s defaults unless given) and the branch drawn.
+struct SeriesRules {
+  double alpha = 0.01;       // GateOptions{}.alpha
+  double min_effect = 0.05;  // GateOptions{}.min_effect
+  std::string branch;        // only commits measured on this branch; empty: every run
+};
+
 struct SeriesView {
   SeriesInfo info;
   Metric metric = Metric::tpot_ms;
+  SeriesRules rules;
   std::vector<SeriesPoint> points;
   std::vector<SeriesChange> changes;
   std::optional<LastCompare> last_compare;  // tpot_ms (the gated metric) only
@@ -64,11 +73,22 @@ struct SeriesView {
   size_t skipped_cells = 0;                 // oom / invalid / error cells: stored, not drawn
 };
 
-// A change point counts for the status while it lies within this many last points.
+// An improvement counts for the status while it lies within this many last points; a regression
+// counts until a later change point undoes it (or someone dismisses or fixes it: web/triage).
 inline constexpr size_t kRecentPoints = 10;
 
 SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSample>& samples,
-                             Metric metric);
+                             Metric metric, const SeriesRules& rules = {});
+
+// The regression the series currently stands in, if any: the latest flagged change point when it
+// is a regression (not undone by a later flagged improvement), else the gate's verdict on the last
+// two commits when that is a regression. index = its first bad point.
+struct CurrentRegression {
+  size_t index = 0;
+  double relative = 0;  // the size of the step (after / before - 1)
+  std::string source;   // "change point" | "last two commits"
+};
+std::optional<CurrentRegression> current_regression(const SeriesView& v);
 
 // The /api/v1/series/{id} document.
 nlohmann::json series_view_json(const SeriesView& v);

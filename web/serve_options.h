@@ -15,6 +15,12 @@ struct ServeOptions {
   size_t max_body_bytes = 64u << 20;
   int threads = 16;          // worker threads; each keeps one SQLite connection
   bool log_requests = true;  // one line per request on stderr
+  // The gate settings the chart's flags, the overview's badges and the compare page share
+  // (docs/WEB.md, "One rule"): give serve the values your CI gate uses.
+  double alpha = 0.01;
+  double min_effect = 0.05;
+  std::string main_branch;  // the trend's default branch; empty: main, else master, else busiest
+  std::string repo_url;     // e.g. https://github.com/org/repo: SHAs link to REPO/commit/SHA
 };
 
 }  // namespace pg::web

@@ -170,7 +170,9 @@ TEST_F(ServeCli, ServesWhileAnotherProcessWrites) {
   }
   writer.join();
   EXPECT_EQ(failures, 0) << "of " << requests;
-  EXPECT_EQ(nlohmann::json::parse(c.Get(target)->body)["points"].size(), before + 20);
+  // 15 of the 20 commits are on main (standard_spec puts every fourth, from 1, on a feature
+  // branch, which the trend leaves out).
+  EXPECT_EQ(nlohmann::json::parse(c.Get(target)->body)["points"].size(), before + 15);
   p.signal(SIGTERM);
   EXPECT_EQ(p.wait_exit(), 0) << p.stderr_text();
 }

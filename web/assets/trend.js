@@ -3,9 +3,16 @@
 // plotly interprets a subset of HTML in hover labels and tick text.
 "use strict";
 (function () {
-  const PALETTE = ["#1f5fbf", "#d9480f", "#2b8a3e", "#862e9c", "#c2255c", "#0b7285", "#5c940d",
-                   "#e67700", "#364fc7", "#a61e4d", "#087f5b", "#495057", "#9c36b5", "#1864ab",
-                   "#c92a2a", "#2f9e44"];
+  const DARK = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+  // Every line at >= 3:1 against its background (WCAG AA for graphics): a lighter set in dark mode.
+  const PALETTE = DARK
+    ? ["#74a7ff", "#ff8c5a", "#5fd17a", "#d08bf0", "#ff7aa8", "#3fc8dc", "#a3d65c", "#ffb347",
+       "#9aa8ff", "#ff6b8e", "#4fd1a5", "#ced4da", "#e599f7", "#74c0fc", "#ff8787", "#8ce99a"]
+    : ["#1f5fbf", "#d9480f", "#2b8a3e", "#862e9c", "#c2255c", "#0b7285", "#5c940d", "#b35c00",
+       "#364fc7", "#a61e4d", "#087f5b", "#495057", "#9c36b5", "#1864ab", "#c92a2a", "#2f9e44"];
+  const BAD = DARK ? "#ff8a80" : "#c62828", GOOD = DARK ? "#69db7c" : "#2e7d32";
+  const NEUTRAL = DARK ? "#adb5bd" : "#5c6670";
+  const params = new URLSearchParams(window.location.search);
   function esc(s) {
     return String(s == null ? "" : s).replace(/&/g, "&amp;").replace(/</g, "&lt;")
       .replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -25,8 +32,52 @@
     return v.toPrecision(3);
   }
 
+  // Memory in binary units: the values are scaled to the largest unit that keeps them >= 1.
+  function byteScale(data) {
+    if (data.unit !== "bytes") return { div: 1, unit: data.unit };
+    let max = 0;
+    data.series.forEach(function (s) {
+      s.points.forEach(function (p) { max = Math.max(max, Math.abs(p.spread.max)); });
+    });
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let u = 0;
+    while (u < units.length - 1 && max >= Math.pow(1024, u + 1)) u++;
+    return { div: Math.pow(1024, u), unit: units[u] };
+  }
+  function scaled(data, div) {
+    if (div === 1) return data;
+    data.series.forEach(function (s) {
+      s.points.forEach(function (p) {
+        p.median /= div;
+        ["min", "q1", "q3", "max"].forEach(function (k) { p.spread[k] /= div; });
+      });
+      s.change_points.forEach(function (c) { c.before /= div; c.after /= div; });
+    });
+    return data;
+  }
+  // The URL keeps the view: ?from=SHA&to=SHA (zoom), ?last=N (window), besides metric, branch, ids.
+  function setParams(changes) {
+    const q = new URLSearchParams(window.location.search);
+    Object.keys(changes).forEach(function (k) {
+      if (changes[k] == null) q.delete(k); else q.set(k, changes[k]);
+    });
+    const url = window.location.pathname + (q.toString() ? "?" + q.toString() : "");
+    window.history.replaceState(null, "", url);
+    // Links to other metrics and branches carry the zoom along.
+    document.querySelectorAll("a[data-keep-view]").forEach(function (a) {
+      const u = new URL(a.href, window.location.href);
+      ["from", "to", "last"].forEach(function (k) {
+        if (q.has(k)) u.searchParams.set(k, q.get(k)); else u.searchParams.delete(k);
+      });
+      a.href = u.pathname + u.search;
+    });
+  }
+
   function draw(data) {
     const el = document.getElementById("chart");
+    const scale = byteScale(data);
+    data = scaled(data, scale.div);
+    data.unit = scale.unit;
     const labels = data.axis.map(function (a) { return a.label; });
     const traces = [];
     const shapes = [];
@@ -46,10 +97,15 @@
                     line: { width: 0, color: color }, fill: "tonexty",
                     fillcolor: alpha(color, 0.18), hoverinfo: "skip", showlegend: false,
                     legendgroup: "s" + si, name: name + " IQR" });
-      const custom = s.points.map(function (p) {
+      const device = s.env && s.env.device ? s.env.device : "";
+      const custom = s.points.map(function (p, i) {
+        const parent = i > 0 ? s.points[i - 1].commit : null;
         return [esc(p.commit ? p.commit.slice(0, 12) : "(no commit)"), esc(p.subject),
                 esc(p.time), p.run_id, fmt(p.spread.q1), fmt(p.spread.q3), fmt(p.spread.min),
-                fmt(p.spread.max), p.spread.n, fmt(p.median)];
+                fmt(p.spread.max), p.spread.n, fmt(p.median),
+                p.commit && parent ? "/compare?base=" + encodeURIComponent(parent) + "&head=" +
+                  encodeURIComponent(p.commit) + (device ? "&device=" + encodeURIComponent(device) : "")
+                  : "/runs/" + p.run_id];
       });
       traces.push({
         x: x, y: med, mode: "lines+markers", name: name, legendgroup: "s" + si,
@@ -61,7 +117,8 @@
         hovertemplate: "<b>%{customdata[0]}</b> %{customdata[1]}<br>%{customdata[2]}<br>" +
           "median %{customdata[9]} " + esc(data.unit) + "  IQR %{customdata[4]}–%{customdata[5]}" +
           "  range %{customdata[6]}–%{customdata[7]}  n=%{customdata[8]}<br>run %{customdata[3]}" +
-          "<br>" + esc(s.env_text) + "<extra>" + (single ? "" : name) + "</extra>"
+          "<br>" + esc(s.env_text) + "<br><i>click: compare with the commit before</i>" +
+          "<extra>" + (single ? "" : name) + "</extra>"
       });
       drawn += s.points.length;
       ["regression", "improvement"].forEach(function (kind) {
@@ -73,39 +130,77 @@
                       name: kind === "regression" ? "flagged regression" : "flagged improvement",
                       legendgroup: kind, showlegend: true, hoverinfo: "skip",
                       marker: { symbol: kind === "regression" ? "triangle-up" : "triangle-down",
-                                size: 15, color: kind === "regression" ? "#c62828" : "#2e7d32",
-                                line: { width: 1, color: "#fff" } } });
+                                size: 15, color: kind === "regression" ? BAD : GOOD,
+                                line: { width: 1, color: DARK ? "#111418" : "#fff" } } });
       });
-      s.change_points.forEach(function (c) {
+      s.change_points.forEach(function (c, ci) {
         const xi = s.x[c.index];
         const bad = c.direction === "regression";
-        const col = c.flagged ? (bad ? "#c62828" : "#2e7d32") : "#868e96";
+        const col = c.flagged ? (bad ? BAD : GOOD) : NEUTRAL;
         shapes.push({ type: "line", xref: "x", yref: "paper", x0: xi - 0.5, x1: xi - 0.5, y0: 0,
                       y1: 1, line: { color: col, width: 1.5, dash: "dash" } });
-        annotations.push({ x: xi - 0.5, xref: "x", y: 1, yref: "paper", yanchor: "bottom",
-                           showarrow: false, font: { color: col, size: 11 },
+        // Labels of overlaid series stack instead of overprinting.
+        annotations.push({ x: xi - 0.5, xref: "x", y: 1 + 0.06 * (si % 4), yref: "paper",
+                           yanchor: "bottom", showarrow: false, font: { color: col, size: 11 },
                            text: (c.relative >= 0 ? "+" : "") + (100 * c.relative).toFixed(1) + "%",
                            hovertext: esc("change point at " + (c.commit || "").slice(0, 12) +
                                           ": " + fmt(c.before) + " → " + fmt(c.after) +
                                           " (p=" + c.p_value.toPrecision(2) + ")") });
       });
     });
-    const dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+    // Environment changes (driver, CUDA, LibTorch...): the same cell continues in another series.
+    (data.env_changes || []).forEach(function (e) {
+      if (!single || !data.series[0].points.length) return;
+      const n = data.series[0].points.length;
+      const xi = data.series[0].x[Math.min(e.at_index, n - 1)] + (e.at_index >= n ? 0.5 : -0.5);
+      shapes.push({ type: "line", xref: "x", yref: "paper", x0: xi, x1: xi, y0: 0, y1: 1,
+                    line: { color: NEUTRAL, width: 1, dash: "dot" } });
+      annotations.push({ x: xi, xref: "x", y: 0, yref: "paper", yanchor: "bottom",
+                         xanchor: "left", showarrow: false, font: { color: NEUTRAL, size: 11 },
+                         text: esc("environment: " + e.what),
+                         hovertext: esc((e.before ? "earlier" : "later") + " history in series " +
+                                        e.series_id) });
+    });
+    const n = labels.length;
+    const last = Number(params.get("last")) || 200;
+    let range = n > last ? [n - last - 0.5, n - 0.5] : undefined;
+    const from = labels.indexOf(params.get("from")), to = labels.indexOf(params.get("to"));
+    if (from >= 0 && to >= from) range = [from - 0.5, to + 0.5];
+    const grid = DARK ? "#3b434c" : "#e1e5ea";
     const layout = {
-      margin: { l: 60, r: 20, t: 30, b: 60 },
+      margin: { l: 60, r: 20, t: 30 + 14 * Math.min(3, data.series.length - 1), b: 60 },
       paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-      font: { color: dark ? "#e6e9ed" : "#1b1f24" },
-      xaxis: { type: "category", categoryorder: "array", categoryarray: labels,
-               title: { text: "commit (history order)" }, tickangle: -45, automargin: true },
+      font: { color: DARK ? "#e6e9ed" : "#1b1f24" },
+      xaxis: { type: "category", categoryorder: "array", categoryarray: labels, range: range,
+               title: { text: "commit (history order)" }, tickangle: -45, automargin: true,
+               // Thinned: about one label per 40 px of width, so SHAs never overprint.
+               nticks: Math.max(4, Math.floor((el.clientWidth || 800) / 40)),
+               gridcolor: grid, linecolor: NEUTRAL },
       yaxis: { title: { text: esc(data.label + " (" + data.unit + ")") }, zeroline: false,
-               automargin: true },
+               automargin: true, gridcolor: grid, linecolor: NEUTRAL },
       hovermode: "closest", dragmode: "zoom", showlegend: !single || traces.length > 3,
-      legend: { orientation: "h", y: -0.25 }, shapes: shapes, annotations: annotations
+      legend: { orientation: "h", y: -0.25 }, shapes: shapes, annotations: annotations,
+      hoverlabel: DARK ? { bgcolor: "#1c2127", font: { color: "#e6e9ed" } } : undefined,
+      modebar: { bgcolor: "rgba(0,0,0,0)", color: NEUTRAL, activecolor: DARK ? "#e6e9ed" : "#1b1f24" }
     };
-    Plotly.newPlot(el, traces, layout, { responsive: true, displaylogo: false, scrollZoom: true });
+    // The modebar keeps what works offline: zoom, pan, reset, PNG download. No sharing (it would
+    // post the figure to an outside service), no lasso or box select (nothing uses a selection).
+    Plotly.newPlot(el, traces, layout, {
+      responsive: true, displaylogo: false, scrollZoom: true, showSendToCloud: false,
+      showEditInChartStudio: false, showLink: false,
+      modeBarButtonsToRemove: ["sendDataToCloud", "lasso2d", "select2d", "autoScale2d",
+                               "hoverClosestCartesian", "hoverCompareCartesian",
+                               "toggleSpikelines"] });
     el.on("plotly_click", function (ev) {
       const p = ev.points && ev.points[0];
-      if (p && p.customdata && p.customdata[3] != null) window.location.href = "/runs/" + p.customdata[3];
+      if (p && p.customdata && p.customdata[10]) window.location.href = p.customdata[10];
+    });
+    el.on("plotly_relayout", function (ev) {
+      if (ev["xaxis.autorange"]) { setParams({ from: null, to: null, last: "all" }); return; }
+      const r0 = ev["xaxis.range[0]"], r1 = ev["xaxis.range[1]"];
+      if (r0 == null || r1 == null) return;
+      const a = Math.max(0, Math.ceil(r0)), b = Math.min(n - 1, Math.floor(r1));
+      if (b >= a) setParams({ from: labels[a], to: labels[b] });
     });
     perfgate.trend = { pointsDrawn: drawn, series: data.series.length };
     document.body.setAttribute("data-chart-ready", "1");

@@ -1,0 +1,61 @@
+// Triage of regressions: an append-only log of acknowledge / dismiss / fix / reopen events.
+#include <sqlite3.h>
+#include <algorithm>
+#include <array>
+
+#include "common/errors.h"
+#include "store/store_internal.h"
+
+namespace pg {
+
+Store::RegressionEvent Store::add_regression_event(int64_t series_id, const std::string& metric,
+                                                   const std::string& commit,
+                                                   const std::string& action,
+                                                   const std::string& reason,
+                                                   const std::string& author) {
+  static const std::array<std::string, 4> kActions = {"acknowledge", "dismiss", "fix", "reopen"};
+  if (std::find(kActions.begin(), kActions.end(), action) == kActions.end())
+    throw UsageError("action '" + action + "': expected acknowledge, dismiss, fix or reopen");
+  if (commit.size() != 40) throw UsageError("commit: a full 40-digit SHA is required");
+  if (!get_series(series_id)) throw UsageError("no series with id " + std::to_string(series_id));
+  RegressionEvent e{0, series_id, metric, commit, action, reason, author, detail::now_iso8601()};
+  sql::Transaction tx(db_);
+  sql::Stmt s(
+      db_,
+      "INSERT INTO regression_events (series_id, metric, commit_sha, action, reason, author, "
+      "at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  s.bind(1, series_id);
+  s.bind(2, metric);
+  s.bind(3, commit);
+  s.bind(4, action);
+  s.bind(5, reason);
+  s.bind(6, author);
+  s.bind(7, e.at);
+  s.step();
+  e.id = sqlite3_last_insert_rowid(db_);
+  tx.commit();
+  return e;
+}
+
+std::vector<Store::RegressionEvent> Store::regression_events() {
+  sql::Stmt s(db_,
+              "SELECT id, series_id, metric, commit_sha, action, reason, author, at "
+              "FROM regression_events ORDER BY id");
+  std::vector<RegressionEvent> out;
+  while (s.step())
+    out.push_back(
+        {s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6), s.text(7)});
+  return out;
+}
+
+std::map<std::string, int64_t> Store::branch_run_counts() {
+  sql::Stmt s(
+      db_,
+      "SELECT git_branch, count(*) FROM runs WHERE git_branch IS NOT NULL AND git_branch != "
+      "'' GROUP BY git_branch");
+  std::map<std::string, int64_t> out;
+  while (s.step()) out[s.text(0)] = s.int64(1);
+  return out;
+}
+
+}  // namespace pg

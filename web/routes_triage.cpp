@@ -1,0 +1,89 @@
+// Regressions as alerts: the list (page and JSON) and the triage writes, which take the same
+// bearer token as ingest.
+#include "web/http_util.h"
+#include "web/pages.h"
+#include "web/routes.h"
+#include "web/triage.h"
+
+namespace pg::web {
+
+namespace {
+
+using Req = httplib::Request;
+using Res = httplib::Response;
+
+std::string required_string(const nlohmann::json& body, const char* name, size_t max_len) {
+  if (!body.contains(name) || !body[name].is_string())
+    throw HttpError(400, std::string("request body: '") + name + "' (a string) is required");
+  std::string v = body[name].get<std::string>();
+  if (v.size() > max_len)
+    throw HttpError(400, std::string("request body: '") + name + "' is longer than " +
+                             std::to_string(max_len) + " bytes");
+  for (unsigned char c : v)
+    if (c < 0x20 && c != '\n' && c != '\t')
+      throw HttpError(400, std::string("request body: '") + name + "' contains control characters");
+  return v;
+}
+
+}  // namespace
+
+void register_triage_routes(httplib::Server& http, App& app) {
+  http.Get("/api/v1/regressions", guarded([&app](const Req& req, Res& res) {
+             const uint64_t gen = app.generation();
+             auto body = app.body_cache().get("regressions", gen, [&] {
+               return std::make_shared<const CachedBody>(
+                   regressions_json(*build_regressions(app, gen))
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                   kJsonType);
+             });
+             send_cached(req, res, *body);
+           }));
+
+  http.Get("/regressions", guarded([&app](const Req& req, Res& res) {
+             const uint64_t gen = app.generation();
+             auto body = app.body_cache().get("regressions-page", gen, [&] {
+               return std::make_shared<const CachedBody>(
+                   render_regressions_page(*build_regressions(app, gen), app.options().repo_url),
+                   kHtmlType);
+             });
+             send_cached(req, res, *body);
+           }));
+
+  // {"series_id": 3, "commit": SHA, "action": "acknowledge" | "dismiss" | "fix" | "reopen",
+  //  "author": "...", "reason": "..."} -- a dismissal needs a reason.
+  http.Post("/api/v1/regressions", guarded([&app](const Req& req, Res& res) {
+              check_token(app, req, res);
+              nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+              if (body.is_discarded() || !body.is_object())
+                throw HttpError(400, "request body: a JSON object is required");
+              if (!body.contains("series_id") || !body["series_id"].is_number_integer())
+                throw HttpError(400, "request body: 'series_id' (an integer) is required");
+              const int64_t series = body["series_id"].get<int64_t>();
+              const std::string commit = required_string(body, "commit", 40);
+              const std::string action = required_string(body, "action", 16);
+              const std::string author = required_string(body, "author", 200);
+              const std::string reason =
+                  body.contains("reason") ? required_string(body, "reason", 2000) : "";
+              std::string metric = "tpot_ms";
+              if (body.contains("metric")) metric = required_string(body, "metric", 64);
+              if (!parse_metric(metric)) throw HttpError(400, "request body: unknown metric");
+              if (author.empty()) throw HttpError(400, "request body: 'author' must not be empty");
+              if (action == "dismiss" && reason.empty())
+                throw HttpError(400, "request body: dismissing needs a 'reason'");
+              // UsageError (unknown series, action, malformed SHA) answers 400 with its reason.
+              auto e =
+                  app.store().add_regression_event(series, metric, commit, action, reason, author);
+              app.note_write();
+              send_json(req, res, 201,
+                        {{"id", e.id},
+                         {"series_id", e.series_id},
+                         {"metric", e.metric},
+                         {"commit", e.commit},
+                         {"action", e.action},
+                         {"reason", e.reason},
+                         {"author", e.author},
+                         {"at", e.at}});
+            }));
+}
+
+}  // namespace pg::web

@@ -1,0 +1,97 @@
+#include "web/triage.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "web/json_util.h"
+#include "web/models.h"
+
+namespace pg::web {
+
+std::string triage_state(const std::vector<Store::RegressionEvent>& events) {
+  if (events.empty()) return "open";
+  const std::string& a = events.back().action;
+  if (a == "acknowledge") return "acknowledged";
+  if (a == "dismiss") return "dismissed";
+  if (a == "fix") return "fixed";
+  return "open";  // reopen
+}
+
+std::shared_ptr<const RegressionsModel> build_regressions(App& app, uint64_t gen) {
+  return app.regressions_cache().get("all", gen, [&] {
+    auto m = std::make_shared<RegressionsModel>();
+    m->branch = app.main_branch(gen);
+    std::map<std::tuple<int64_t, std::string, std::string>, std::vector<Store::RegressionEvent>>
+        log;
+    for (auto& e : app.store().regression_events())
+      log[{e.series_id, e.metric, e.commit}].push_back(std::move(e));
+    for (const auto& v : app.all_views(gen)) {
+      auto reg = current_regression(*v);
+      if (!reg || reg->index >= v->points.size()) continue;
+      const SeriesPoint& p = v->points[reg->index];
+      if (p.commit.empty()) continue;  // a run outside a repository cannot be named
+      RegressionAlert a;
+      a.view = v;
+      a.regression = *reg;
+      a.commit = p.commit;
+      a.subject = p.subject;
+      a.time = p.time;
+      if (reg->index > 0) a.parent = v->points[reg->index - 1].commit;
+      a.commits_since = v->points.size() - 1 - reg->index;
+      auto it = log.find({v->info.id, metric_info(v->metric).name, p.commit});
+      if (it != log.end()) a.events = it->second;
+      a.state = triage_state(a.events);
+      if (a.state == "open") ++m->open;
+      if (a.state == "acknowledged") ++m->acknowledged;
+      if (!a.is_open()) ++m->closed;
+      m->alerts.push_back(std::move(a));
+    }
+    std::stable_sort(m->alerts.begin(), m->alerts.end(), [](const auto& x, const auto& y) {
+      return std::make_tuple(!x.is_open(), -std::fabs(x.regression.relative)) <
+             std::make_tuple(!y.is_open(), -std::fabs(y.regression.relative));
+    });
+    return std::shared_ptr<const RegressionsModel>(std::move(m));
+  });
+}
+
+const RegressionAlert* find_alert(const RegressionsModel& m, int64_t series_id) {
+  for (const auto& a : m.alerts)
+    if (a.view->info.id == series_id) return &a;
+  return nullptr;
+}
+
+nlohmann::json regressions_json(const RegressionsModel& m) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& a : m.alerts) {
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& e : a.events)
+      events.push_back({{"id", e.id},
+                        {"action", e.action},
+                        {"reason", e.reason},
+                        {"author", e.author},
+                        {"at", e.at}});
+    list.push_back(
+        {{"series_id", a.view->info.id},
+         {"series", series_name(a.view->info)},
+         {"key", key_json(a.view->info.key)},
+         {"env", env_json(a.view->info.env)},
+         {"metric", metric_info(a.view->metric).name},
+         {"commit", a.commit},
+         {"parent", a.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.parent)},
+         {"subject", a.subject},
+         {"time", a.time},
+         {"relative", a.regression.relative},
+         {"source", a.regression.source},
+         {"commits_since", a.commits_since},
+         {"state", a.state},
+         {"events", events}});
+  }
+  return {{"branch", m.branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.branch)},
+          {"open", m.open},
+          {"acknowledged", m.acknowledged},
+          {"closed", m.closed},
+          {"regressions", list}};
+}
+
+}  // namespace pg::web
