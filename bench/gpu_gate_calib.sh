@@ -17,7 +17,8 @@ cd "$(dirname "$0")/.." || exit 1
 mkdir -p "$out"
 t0=$(date +%s)
 build() {
-  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DPERFGATE_EXTRA_COPY_EVERY="$1" \
+  plotly=(); [ -f .device-plotly/plotly.min.js ] && plotly=(-DPERFGATE_PLOTLY_JS="$PWD/.device-plotly/plotly.min.js")
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DPERFGATE_EXTRA_COPY_EVERY="$1" "${plotly[@]}" \
     >"$out/configure-$1.log" 2>&1 || { tail -30 "$out/configure-$1.log"; exit 1; }
   cmake --build build-gpu -j"$(nproc)" --target perfgate >"$out/build-$1.log" 2>&1 ||
     { grep -E "error" -A3 "$out/build-$1.log" | head -40; exit 1; }

@@ -218,7 +218,7 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
     mw_slower.push_back(tested[i].mw_slower);
     mw_faster.push_back(tested[i].mw_faster);
     const auto& e = tested[i].two_level;
-    if (e && e->has_runs_test()) {
+    if (opt.run_level && e && e->has_runs_test()) {
       t_index[i] = t_slower.size();
       t_slower.push_back(*e->p_slower);
       t_faster.push_back(*e->p_faster);

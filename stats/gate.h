@@ -26,6 +26,9 @@ struct GateOptions {
   // `max_looks`; each look tests at alpha / max_looks (Bonferroni alpha spending), so the chance
   // of any false alarm over all looks stays at alpha.
   int look = 1, max_looks = 1;
+  // The run-level test decides beside the pooled Mann-Whitney. Off only to simulate the earlier
+  // rule (perfgate-sim), which pooled repetitions as if independent.
+  bool run_level = true;
 };
 
 enum class CellVerdict { regression, improvement, unchanged, no_baseline, incomparable };
