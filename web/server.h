@@ -4,17 +4,9 @@
 #include <optional>
 #include <string>
 
-namespace pg::web {
+#include "web/serve_options.h"
 
-struct ServeOptions {
-  std::string db_path = "perfgate.db";
-  std::string host = "127.0.0.1";
-  int port = 8080;                   // 0: any free port (tests)
-  std::optional<std::string> token;  // ingest token; nullopt: POST /api/v1/runs is refused (403)
-  size_t max_body_bytes = 64u << 20;
-  int threads = 16;          // worker threads; each keeps one SQLite connection
-  bool log_requests = true;  // one line per request on stderr
-};
+namespace pg::web {
 
 // Reads a token file: its content without surrounding whitespace, one word (as the runner's
 // --token-file). A missing, unreadable, empty or multi-word file is a UsageError naming the path:
