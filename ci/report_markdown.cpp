@@ -81,12 +81,12 @@ void cell_table(const GateResult& r, const std::vector<const CellComparison*>& c
     if (c->ratio && c->ci_low) ratio += " " + rt::fmt_ci(*c);
     std::string verdict = std::string(cell_icon(c->verdict)) + " " + to_string(c->verdict);
     if (!c->note.empty()) verdict += " (" + md(c->note) + ")";
-    out << fmt::format("| {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n",
-                       verdict, md(cell_label(c->key)), rt::short_sha(r.base),
-                       rt::short_sha(r.head), rt::fmt_ms(c->base_median),
-                       rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), ratio,
-                       rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-",
-                       c->base_runs, c->base_n, c->head_runs, c->head_n);
+    out << fmt::format(
+        "| {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n", verdict,
+        md(cell_label(c->key)), rt::short_sha(r.base), rt::short_sha(r.head),
+        rt::fmt_ms(c->base_median), rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), ratio,
+        rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-", c->base_runs, c->base_n,
+        c->head_runs, c->head_n);
   }
 }
 

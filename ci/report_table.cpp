@@ -73,7 +73,7 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
   const Row header = {"verdict",  "cell",  "base ms", "head ms", "change",
                       "ratio CI", "p adj", "mde",     "base n",  "head n"};
   constexpr std::array<bool, kCols> right = {false, false, true, true, true,
-                                             false, true,  true, true,  true};
+                                             false, true,  true, true, true};
   std::vector<std::pair<Row, CellVerdict>> rows;
   for (const CellComparison* c : rt::worst_first(r.cells)) {
     rows.push_back({{to_string(c->verdict), cell_label(c->key), rt::fmt_ms(c->base_median),

@@ -61,12 +61,15 @@ void parse_min_effect(CompareFlags& f) {
 
 void validate(const CompareFlags& f) {
   if (!(f.min_effect_floor >= 0.0 && f.min_effect_floor < 1.0))
-    throw UsageError(fmt::format("--min-effect-floor must be in [0, 1), got {}", f.min_effect_floor));
+    throw UsageError(
+        fmt::format("--min-effect-floor must be in [0, 1), got {}", f.min_effect_floor));
   if (!(f.power > 0.0 && f.power < 1.0))
     throw UsageError(fmt::format("--power must be in (0, 1), got {}", f.power));
-  if (f.max_looks < 1) throw UsageError(fmt::format("--max-looks must be >= 1, got {}", f.max_looks));
+  if (f.max_looks < 1)
+    throw UsageError(fmt::format("--max-looks must be >= 1, got {}", f.max_looks));
   if (f.look < 1 || f.look > f.max_looks)
-    throw UsageError(fmt::format("--look must be in [1, --max-looks {}], got {}", f.max_looks, f.look));
+    throw UsageError(
+        fmt::format("--look must be in [1, --max-looks {}], got {}", f.max_looks, f.look));
   if (!(f.alpha > 0.0 && f.alpha < 1.0)) {
     throw UsageError(fmt::format("--alpha must be in (0, 1), got {}", f.alpha));
   }
@@ -142,8 +145,9 @@ int run_compare(CompareFlags f) {
   opt.alpha = f.alpha;
   opt.min_effect = f.min_effect;
   if (f.min_effect_text == "auto") {
-    const stats::AutoMinEffect a = stats::auto_min_effect(
-        min_effect_history(*store, head_runs, head.sha), f.min_effect_floor, GateOptions{}.min_effect);
+    const stats::AutoMinEffect a =
+        stats::auto_min_effect(min_effect_history(*store, head_runs, head.sha), f.min_effect_floor,
+                               GateOptions{}.min_effect);
     opt.min_effect = a.value;
     opt.min_effect_source = a.reason;
   }

@@ -16,7 +16,7 @@ struct HistoryRun {
 
 struct AutoMinEffect {
   double value = 0.0;
-  std::string reason;  // the rule and the numbers it used, for the report
+  std::string reason;   // the rule and the numbers it used, for the report
   double run_sd = 0.0;  // largest per-cell sd of a run mean around its commit's mean (log scale)
   int df = 0;           // degrees of freedom behind that sd
 };

@@ -303,9 +303,8 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
         "TOO FEW REPETITIONS: " + std::to_string(blind) + " of " + std::to_string(m) +
         " compared cells can never be significant at alpha " + stats::fmt_g(alpha) + " after " +
         stats::to_string(correction) + " correction over " + std::to_string(m) +
-        " cells, whatever the data (base vs head repetitions: " + sizes +
-        "; smallest possible p " + stats::fmt_g(worst_min_p) + "). Use at least " +
-        std::to_string(reps_needed(alpha, m)) +
+        " cells, whatever the data (base vs head repetitions: " + sizes + "; smallest possible p " +
+        stats::fmt_g(worst_min_p) + "). Use at least " + std::to_string(reps_needed(alpha, m)) +
         " repetitions per side (Google Benchmark warns below 9). The gate is inconclusive.");
   }
 
@@ -319,8 +318,8 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
     r.warnings.push_back(
         "UNDERPOWERED: this gate detects a slowdown of one cell with " + pct(opt.power) +
         " probability only from " + (r.mde ? pct(*r.mde) : std::string("(never)")) +
-        ", above --min-effect " + pct(opt.min_effect) +
-        " (a slowdown of every cell from " + (r.mde_all_cells ? pct(*r.mde_all_cells) : "-") +
+        ", above --min-effect " + pct(opt.min_effect) + " (a slowdown of every cell from " +
+        (r.mde_all_cells ? pct(*r.mde_all_cells) : "-") +
         "). A pass does not rule out a regression of --min-effect; measure more rounds or "
         "repetitions" +
         (opt.require_power ? ". --require-power makes the gate inconclusive." : "."));
@@ -343,8 +342,8 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
                          " cells have no baseline (pass --allow-missing-baseline to accept)");
   if (r.cells.empty()) r.warnings.push_back("nothing to compare: the head has no cells");
 
-  const bool structural = incomparable > 0 || (no_baseline > 0 && !opt.allow_missing_baseline) ||
-                          r.cells.empty();
+  const bool structural =
+      incomparable > 0 || (no_baseline > 0 && !opt.allow_missing_baseline) || r.cells.empty();
   if (regressions > 0)
     r.verdict = GateVerdict::regression;
   else if (structural || blind > 0 || (opt.require_power && r.underpowered))

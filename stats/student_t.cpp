@@ -46,7 +46,8 @@ double incomplete_beta(double a, double b, double x) {
   const double log_front =
       std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
   // The continued fraction converges fast for x < (a+1)/(a+b+2); use the symmetry otherwise.
-  if (x < (a + 1.0) / (a + b + 2.0)) return std::exp(log_front) * beta_continued_fraction(a, b, x) / a;
+  if (x < (a + 1.0) / (a + b + 2.0))
+    return std::exp(log_front) * beta_continued_fraction(a, b, x) / a;
   return 1.0 - std::exp(log_front) * beta_continued_fraction(b, a, 1.0 - x) / b;
 }
 

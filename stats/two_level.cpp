@@ -107,7 +107,8 @@ double power_beyond(double crit, double shift, double df) {
     double f = 0.0;
     if (u > 0.0) {
       const double v = u * u;
-      const double density = 2.0 * u * std::exp(log_norm + (df / 2.0 - 1.0) * std::log(v) - v / 2.0);
+      const double density =
+          2.0 * u * std::exp(log_norm + (df / 2.0 - 1.0) * std::log(v) - v / 2.0);
       f = density * normal_sf(crit * std::sqrt(v / df) - shift);
     }
     sum += f * (i == 0 || i == n ? 1.0 : (i % 2 ? 4.0 : 2.0));

@@ -32,8 +32,8 @@ Tally run_gates(const Scenario& s, const GateOptions& opt, int gates, uint64_t s
   return t;
 }
 
-SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rounds,
-                               int max_looks, int gates, uint64_t seed) {
+SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rounds, int max_looks,
+                               int gates, uint64_t seed) {
   SequentialTally t;
   opt.max_looks = max_looks;
   const int most = first_rounds + max_looks - 1;

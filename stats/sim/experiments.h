@@ -27,8 +27,8 @@ struct SequentialTally {
   double rounds = 0.0;  // mean rounds per side measured
   double rate() const { return gates ? double(regression) / gates : 0.0; }
 };
-SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rounds,
-                               int max_looks, int gates, uint64_t seed);
+SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rounds, int max_looks,
+                               int gates, uint64_t seed);
 
 // Smallest slowdown detected in >= target of the gates, by bisection over [0, 1] with common
 // random numbers (detection is then monotone in the slowdown). Returns > 1 if even 100% is not.

@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--drift-table", drift_table, "print the drift table even with --quick");
-  app.add_option("--sequential-looks", seq_looks, "also simulate sequential gates of this many looks")
+  app.add_option("--sequential-looks", seq_looks,
+                 "also simulate sequential gates of this many looks")
       ->check(CLI::Range(1, 20));
   app.add_option("--sequential-drift", seq_drift, "run drift sd of the sequential table")
       ->check(CLI::Range(0.0, 1.0));
@@ -251,8 +252,7 @@ int main(int argc, char** argv) {
       for (double slow : seq_slowdowns) {
         pg::sim::Scenario s{drift_cv, reps, slow, true, seq_drift, runs, seq_drift / 2};
         const auto t = pg::sim::run_sequential(s, holm, runs, seq_looks, gates, seed);
-        std::printf("| %s | %s | %.2f |\n", effect(slow).c_str(), pct(t.rate()).c_str(),
-                    t.rounds);
+        std::printf("| %s | %s | %.2f |\n", effect(slow).c_str(), pct(t.rate()).c_str(), t.rounds);
         if (check && slow == 0.0 && wilson(t.regression, t.gates).first > 0.01) {
           std::fprintf(stderr, "CHECK FAILED: sequential A/A false alarms %s > 1%%\n",
                        pct(t.rate()).c_str());

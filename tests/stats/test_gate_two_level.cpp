@@ -110,8 +110,8 @@ TEST(GateTwoLevel, SequentialLooksContinueWhileTooWideAndSpendAlpha) {
   EXPECT_EQ(last.verdict, GateVerdict::pass);
   // A quiet gate stops at its first look.
   opt.look = 1;
-  const GateResult quiet = evaluate_gate("b", side(1, {1, 1.0005, 0.9998}, 1, 10, 10, 0.001),
-                                         "h", side(4, {1, 1.0002, 1.0}, 1, 20, 10, 0.001), opt);
+  const GateResult quiet = evaluate_gate("b", side(1, {1, 1.0005, 0.9998}, 1, 10, 10, 0.001), "h",
+                                         side(4, {1, 1.0002, 1.0}, 1, 20, 10, 0.001), opt);
   EXPECT_FALSE(quiet.underpowered);
   EXPECT_EQ(quiet.next, NextStep::stop);
   EXPECT_EQ(quiet.verdict, GateVerdict::pass);
@@ -153,8 +153,7 @@ TEST(GateTwoLevel, ZeroDecodeRepetitionsAndFailedRunsAreNotedNotDropped) {
       << zero.note;
   const CellComparison& oom = r.cells[1];
   EXPECT_EQ(oom.head_runs, 2);
-  EXPECT_NE(oom.note.find("1 of 3 head runs left out: oom (CUDA out of memory)"),
-            std::string::npos)
+  EXPECT_NE(oom.note.find("1 of 3 head runs left out: oom (CUDA out of memory)"), std::string::npos)
       << oom.note;
   EXPECT_TRUE(has_warning(r, "left-out samples or runs"));
 }
