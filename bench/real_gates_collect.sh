@@ -33,7 +33,7 @@ source "$root/tests/ci/real_gate_lib.sh"
 mkdir -p "$dir"
 dir=$(realpath "$dir")
 [ -d "$dir/repo" ] || real_repo "$dir" >"$dir/shas.txt"
-read -r _A B C <"$dir/shas.txt"
+# shas.txt holds "A B C"; the worktrees of the same names are what the runs need.
 head_wt="$dir/wt-B"
 [ "$kind" = ab ] && head_wt="$dir/wt-C"
 for ((i = 1; i <= gates; i++)); do

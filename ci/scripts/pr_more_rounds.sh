@@ -23,8 +23,10 @@ if ((max_looks == 1)); then
   pg_log "sequential rounds off (PERFGATE_MAX_ROUNDS = PERFGATE_ROUNDS = $PERFGATE_ROUNDS)"
   exit 0
 fi
-[ "$REUSED" != true ] && [ -n "$BASE_BIN" ] ||
-  { pg_log "no base build in this job: no extra rounds"; exit 0; }
+if [ "$REUSED" = true ] || [ -z "$BASE_BIN" ]; then
+  pg_log "no base build in this job: no extra rounds"
+  exit 0
+fi
 gate_bin=${PERFGATE_BIN:-$HEAD_BIN}
 start=$(date +%s)
 look=1
