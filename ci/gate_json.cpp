@@ -28,21 +28,30 @@ nlohmann::json cell_key_to_json(const CellKey& k) {
 nlohmann::json gate_to_json(const GateResult& r) {
   nlohmann::json cells = nlohmann::json::array();
   for (const auto& c : r.cells) {
-    cells.push_back({{"key", cell_key_to_json(c.key)},
-                     {"metric", c.metric},
-                     {"base_median", number_or_null(c.base_median)},
-                     {"head_median", number_or_null(c.head_median)},
-                     {"ratio", number_or_null(c.ratio)},
-                     {"ci_low", number_or_null(c.ci_low)},
-                     {"ci_high", number_or_null(c.ci_high)},
-                     {"p_value", number_or_null(c.p_value)},
-                     {"p_adjusted", number_or_null(c.p_adjusted)},
-                     {"verdict", to_string(c.verdict)},
-                     {"base_n", c.base_n},
-                     {"head_n", c.head_n},
-                     {"base_runs", c.base_runs},
-                     {"head_runs", c.head_runs},
-                     {"note", c.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.note)}});
+    cells.push_back(
+        {{"key", cell_key_to_json(c.key)},
+         {"metric", c.metric},
+         {"base_median", number_or_null(c.base_median)},
+         {"head_median", number_or_null(c.head_median)},
+         {"ratio", number_or_null(c.ratio)},
+         {"ci_low", number_or_null(c.ci_low)},
+         {"ci_high", number_or_null(c.ci_high)},
+         {"p_value", number_or_null(c.p_value)},
+         {"p_adjusted", number_or_null(c.p_adjusted)},
+         {"verdict", to_string(c.verdict)},
+         {"base_n", c.base_n},
+         {"head_n", c.head_n},
+         {"base_runs", c.base_runs},
+         {"head_runs", c.head_runs},
+         {"note", c.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.note)},
+         {"ci_method", c.ci_method.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.ci_method)},
+         {"runs_ratio", number_or_null(c.runs_ratio)},
+         {"runs_p_adjusted", number_or_null(c.runs_p_adjusted)},
+         {"mw_p_adjusted", number_or_null(c.mw_p_adjusted)},
+         {"runs_df", number_or_null(c.runs_df)},
+         {"run_sd", number_or_null(c.run_sd)},
+         {"rep_sd", number_or_null(c.rep_sd)},
+         {"mde", number_or_null(c.mde)}});
   }
   nlohmann::json counts = nlohmann::json::object();
   for (auto v : {CellVerdict::regression, CellVerdict::improvement, CellVerdict::unchanged,
@@ -62,7 +71,21 @@ nlohmann::json gate_to_json(const GateResult& r) {
           {"warnings", r.warnings},
           {"base_runs", r.base_runs},
           {"head_runs", r.head_runs},
-          {"env", {{"base", env_json(r.base_env)}, {"head", env_json(r.head_env)}}}};
+          {"env", {{"base", env_json(r.base_env)}, {"head", env_json(r.head_env)}}},
+          {"mde", number_or_null(r.mde)},
+          {"mde_all_cells", number_or_null(r.mde_all_cells)},
+          {"power", r.options.power},
+          {"underpowered", r.underpowered},
+          {"require_power", r.options.require_power},
+          {"drift_estimated", r.drift_estimated},
+          {"min_effect_source", r.options.min_effect_source},
+          {"sequential",
+           {{"look", r.options.look},
+            {"max_looks", r.options.max_looks},
+            {"alpha_per_look", r.alpha_per_look},
+            {"next", to_string(r.next)}}},
+          {"measured_seconds", r.measured_seconds},
+          {"run_seconds", r.run_seconds}};
 }
 
 }  // namespace pg

@@ -32,6 +32,7 @@ void GateGithubReporter::report(const GateResult& r, const ReportInfo&, std::ost
                 rt::fmt_change(c->ratio) + " " + cell_label(c->key),
             message);
   }
+  command(out, "notice", "perfgate power", rt::power_line(r));
   // One warning per cause, not per cell: twelve identical "no baseline" lines help nobody.
   for (const auto& cause : rt::inconclusive_causes(r)) {
     command(out, "warning", "perfgate inconclusive", cause);

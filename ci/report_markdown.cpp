@@ -74,18 +74,19 @@ const char* cell_icon(CellVerdict v) {
 void cell_table(const GateResult& r, const std::vector<const CellComparison*>& cells,
                 std::ostream& out) {
   out << "| verdict | cell | base | head | base median (ms) | head median (ms) | change | "
-         "ratio [CI] | p (adj.) | base runs / reps | head runs / reps |\n"
-      << "|---|---|---|---|--:|--:|--:|---|--:|--:|--:|\n";
+         "ratio [CI] | p (adj.) | MDE | base runs / reps | head runs / reps |\n"
+      << "|---|---|---|---|--:|--:|--:|---|--:|--:|--:|--:|\n";
   for (const CellComparison* c : cells) {
     std::string ratio = rt::fmt_ratio(c->ratio);
     if (c->ratio && c->ci_low) ratio += " " + rt::fmt_ci(*c);
     std::string verdict = std::string(cell_icon(c->verdict)) + " " + to_string(c->verdict);
     if (!c->note.empty()) verdict += " (" + md(c->note) + ")";
-    out << fmt::format("| {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n",
-                       verdict, md(cell_label(c->key)), rt::short_sha(r.base),
-                       rt::short_sha(r.head), rt::fmt_ms(c->base_median),
-                       rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), ratio,
-                       rt::fmt_p(c->p_adjusted), c->base_runs, c->base_n, c->head_runs, c->head_n);
+    out << fmt::format(
+        "| {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n", verdict,
+        md(cell_label(c->key)), rt::short_sha(r.base), rt::short_sha(r.head),
+        rt::fmt_ms(c->base_median), rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), ratio,
+        rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-", c->base_runs, c->base_n,
+        c->head_runs, c->head_n);
   }
 }
 
@@ -127,12 +128,14 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
     return s;
   };
   out << fmt::format(
-      "**base** {} → **head** {} · gate on `tpot_ms` per repetition · one-sided Mann-Whitney U, "
-      "α = {} after {} correction, min effect {:.1f}% · pooled: base {}, head {}\n\n",
+      "**base** {} → **head** {} · gate on `tpot_ms` per repetition · one-sided Mann-Whitney U "
+      "and t test on run means, α = {} after {} correction, min effect {:.1f}% · pooled: base {}, "
+      "head {}\n\n",
       rev(r.base, info.base_spelled), rev(r.head, info.head_spelled), r.options.alpha,
       r.options.correction == "bh" ? "Benjamini-Hochberg" : "Holm", r.options.min_effect * 100,
       rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));
   for (const auto& n : info.notes) out << "> [!NOTE]\n> " << md(n) << "\n\n";
+  out << "**Power:** " << md(rt::power_line(r)) << "\n\n";
 
   // Loud: a reader skimming the summary must not miss why the gate could not decide.
   std::vector<std::string> loud = r.warnings;

@@ -68,17 +68,18 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
   for (const auto& n : info.notes) out << "note: " << n << '\n';
   out << '\n';
 
-  constexpr size_t kCols = 9;
+  constexpr size_t kCols = 10;
   using Row = std::array<std::string, kCols>;
   const Row header = {"verdict",  "cell",  "base ms", "head ms", "change",
-                      "ratio CI", "p adj", "base n",  "head n"};
+                      "ratio CI", "p adj", "mde",     "base n",  "head n"};
   constexpr std::array<bool, kCols> right = {false, false, true, true, true,
-                                             false, true,  true, true};
+                                             false, true,  true, true, true};
   std::vector<std::pair<Row, CellVerdict>> rows;
   for (const CellComparison* c : rt::worst_first(r.cells)) {
     rows.push_back({{to_string(c->verdict), cell_label(c->key), rt::fmt_ms(c->base_median),
                      rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), rt::fmt_ci(*c),
-                     rt::fmt_p(c->p_adjusted), fmt::format("{} ({}r)", c->base_n, c->base_runs),
+                     rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-",
+                     fmt::format("{} ({}r)", c->base_n, c->base_runs),
                      fmt::format("{} ({}r)", c->head_n, c->head_runs)},
                     c->verdict});
   }
@@ -101,7 +102,10 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
   line(header, color_ ? kBold : "");
   for (const auto& [row, v] : rows) line(row, verdict_color(v));
   if (rows.empty()) out << "(no cells)\n";
-  out << "n = repetitions pooled (from r runs); change = head/base median of tpot_ms - 1\n\n";
+  out << "n = repetitions pooled (from r runs); change = head/base median of tpot_ms - 1; mde = "
+         "smallest slowdown of the cell caught with "
+      << fmt::format("{:.0f}", r.options.power * 100) << "% probability\n";
+  out << "power: " << rt::power_line(r) << "\n\n";
 
   for (const auto& w : r.warnings) out << paint("WARNING: " + w, kYellow) << '\n';
   if (r.verdict == GateVerdict::inconclusive) {

@@ -1,5 +1,7 @@
 #include "ci/report_text.h"
 
+#include "stats/gate_inputs.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -70,7 +72,9 @@ std::map<CellVerdict, int> count_verdicts(const GateResult& r) {
 
 std::map<std::string, std::pair<std::string, std::string>> env_differences(const GateResult& r) {
   std::map<std::string, std::pair<std::string, std::string>> diff;
-  for (const auto& field : comparable_env_fields()) {
+  std::vector<std::string> fields = comparable_env_fields();
+  fields.insert(fields.end(), stats::timing_env_fields().begin(), stats::timing_env_fields().end());
+  for (const auto& field : fields) {
     auto b = r.base_env.find(field), h = r.head_env.find(field);
     std::string bv = b == r.base_env.end() ? "" : b->second;
     std::string hv = h == r.head_env.end() ? "" : h->second;
@@ -101,9 +105,38 @@ std::vector<std::string> inconclusive_causes(const GateResult& r) {
         "environments{}",
         n[CellVerdict::incomparable], plural(total, "cell"), why.empty() ? "" : " (" + why + ")"));
   }
-  for (const auto& w : r.warnings) causes.push_back(w);
+  // Warnings that explain an inconclusive verdict first; those that only qualify a verdict (one
+  // run per side, an underpowered gate that is not required to have power) after them.
+  std::vector<std::string> qualifying;
+  for (const auto& w : r.warnings) {
+    const bool qualifies = w.starts_with("ONE RUN PER SIDE") ||
+                           (w.starts_with("UNDERPOWERED") && !r.options.require_power);
+    (qualifies ? qualifying : causes).push_back(w);
+  }
   if (r.cells.empty() && r.base_runs > 0) causes.push_back("no cell to compare");
+  causes.insert(causes.end(), qualifying.begin(), qualifying.end());
   return causes;
+}
+
+std::string fmt_effect(const std::optional<double>& effect) {
+  return usable(effect) ? fmt::format("{:+.2f}%", *effect * 100.0) : "none";
+}
+
+std::string power_line(const GateResult& r) {
+  const auto& o = r.options;
+  std::string s = fmt::format(
+      "detects with {:.0f}% probability a slowdown of one cell from {}, of every cell from {} "
+      "(min effect {:.2f}%, {}){}",
+      o.power * 100.0, fmt_effect(r.mde), fmt_effect(r.mde_all_cells), o.min_effect * 100.0,
+      o.min_effect_source, r.underpowered ? ": UNDERPOWERED" : "");
+  s += r.drift_estimated ? "; interval includes run-to-run drift"
+                         : "; run-to-run drift not estimated (one run per side)";
+  if (o.max_looks > 1)
+    s += fmt::format("; look {} of {} at alpha {:.3g} each, next: {}", o.look, o.max_looks,
+                     r.alpha_per_look, to_string(r.next));
+  s += fmt::format("; measured {:.1f} s of repetitions in {:.0f} s of runs", r.measured_seconds,
+                   r.run_seconds);
+  return s;
 }
 
 std::string headline(const GateResult& r) {

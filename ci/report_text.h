@@ -36,6 +36,14 @@ std::string headline(const GateResult& r);
 // Why an inconclusive verdict is inconclusive, one line per cause (empty for a clean pass).
 std::vector<std::string> inconclusive_causes(const GateResult& r);
 
+// A minimum detectable effect: "+1.25%", or "none" when no slowdown can be detected.
+std::string fmt_effect(const std::optional<double>& effect);
+
+// The gate's power and cost in one line: the minimum detectable effect of one cell and of every
+// cell, the min effect and where it came from, whether drift was estimated, the sequential look,
+// and the seconds measured.
+std::string power_line(const GateResult& r);
+
 // Environment fields whose values differ between base and head: field -> (base, head).
 std::map<std::string, std::pair<std::string, std::string>> env_differences(const GateResult& r);
 

@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "common/descriptive.h"
 #include "common/errors.h"
+#include "stats/auto_min_effect.h"
 #include "stats/changepoint.h"
 #include "stats/gate.h"
 #include "store/atomic_file.h"
@@ -29,9 +30,11 @@ namespace {
 
 struct CompareFlags {
   std::string base, head, db = "perfgate.db", repo = ".", main_branch = "main";
-  double alpha = 0.01, min_effect = 0.05;
+  double alpha = 0.01, min_effect = 0.05, min_effect_floor = 0.005, power = 0.95;
+  std::string min_effect_text = "0.05";  // a number, or "auto"
   std::string correction = "holm", format = "table", output, json_output;
-  bool github = false, allow_missing_baseline = false;
+  bool github = false, allow_missing_baseline = false, require_power = false;
+  int look = 1, max_looks = 1;
   uint64_t seed = 0;
   std::vector<std::string> notes;
 };
@@ -42,7 +45,31 @@ std::unique_ptr<Store> open_existing_db(const std::string& path) {
   return std::make_unique<Store>(path, /*read_only=*/true);
 }
 
+// --min-effect: "auto" (min_effect stays unset here) or a number >= 0.
+void parse_min_effect(CompareFlags& f) {
+  if (f.min_effect_text == "auto") return;
+  size_t used = 0;
+  try {
+    f.min_effect = std::stod(f.min_effect_text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != f.min_effect_text.size())
+    throw UsageError("--min-effect must be a number >= 0 or 'auto', got '" + f.min_effect_text +
+                     "'");
+}
+
 void validate(const CompareFlags& f) {
+  if (!(f.min_effect_floor >= 0.0 && f.min_effect_floor < 1.0))
+    throw UsageError(
+        fmt::format("--min-effect-floor must be in [0, 1), got {}", f.min_effect_floor));
+  if (!(f.power > 0.0 && f.power < 1.0))
+    throw UsageError(fmt::format("--power must be in (0, 1), got {}", f.power));
+  if (f.max_looks < 1)
+    throw UsageError(fmt::format("--max-looks must be >= 1, got {}", f.max_looks));
+  if (f.look < 1 || f.look > f.max_looks)
+    throw UsageError(
+        fmt::format("--look must be in [1, --max-looks {}], got {}", f.max_looks, f.look));
   if (!(f.alpha > 0.0 && f.alpha < 1.0)) {
     throw UsageError(fmt::format("--alpha must be in (0, 1), got {}", f.alpha));
   }
@@ -63,7 +90,25 @@ std::string render(const GateReporter& reporter, const GateResult& r, const Repo
   return s.str();
 }
 
-int run_compare(const CompareFlags& f) {
+// The history behind --min-effect auto: every stored run of each head cell's series (same key,
+// same comparable environment), except the head's own runs, which are what is being judged.
+std::map<CellKey, std::vector<stats::HistoryRun>> min_effect_history(
+    Store& store, const std::vector<Run>& head_runs, const std::string& head_sha) {
+  std::map<CellKey, std::vector<stats::HistoryRun>> history;
+  for (const CellResult& cell : head_runs.front().cells) {
+    auto series = store.find_series(cell.key, head_runs.front().env);
+    if (!series || history.contains(cell.key)) continue;
+    auto& runs = history[cell.key];
+    for (const SeriesSample& s : store.series_samples(*series, /*with_samples=*/false)) {
+      if (s.status != CellStatus::ok || s.commit.empty() || s.commit == head_sha) continue;
+      runs.push_back({s.commit, s.rep_tpot_ms});
+    }
+  }
+  return history;
+}
+
+int run_compare(CompareFlags f) {
+  parse_min_effect(f);
   validate(f);
   auto store = open_existing_db(f.db);
   RevisionContext ctx{store.get(), f.repo, f.main_branch};
@@ -99,6 +144,17 @@ int run_compare(const CompareFlags& f) {
   GateOptions opt;
   opt.alpha = f.alpha;
   opt.min_effect = f.min_effect;
+  if (f.min_effect_text == "auto") {
+    const stats::AutoMinEffect a =
+        stats::auto_min_effect(min_effect_history(*store, head_runs, head.sha), f.min_effect_floor,
+                               GateOptions{}.min_effect);
+    opt.min_effect = a.value;
+    opt.min_effect_source = a.reason;
+  }
+  opt.power = f.power;
+  opt.require_power = f.require_power;
+  opt.look = f.look;
+  opt.max_looks = f.max_looks;
   opt.correction = f.correction;
   opt.seed = f.seed;
   opt.allow_missing_baseline = f.allow_missing_baseline;
@@ -243,7 +299,24 @@ void add_compare_command(CLI::App& root, Action& action) {
       ->capture_default_str();
   c->add_option("--alpha", f->alpha, "significance level after correction, in (0, 1)")
       ->capture_default_str();
-  c->add_option("--min-effect", f->min_effect, "smallest relative change that counts, >= 0")
+  c->add_option("--min-effect", f->min_effect_text,
+                "smallest relative change that counts, >= 0, or 'auto': 3 x the run-to-run sd "
+                "measured in the store's history of these cells, at least --min-effect-floor")
+      ->capture_default_str();
+  c->add_option("--min-effect-floor", f->min_effect_floor, "lower bound of --min-effect auto")
+      ->capture_default_str();
+  c->add_option("--power", f->power,
+                "probability with which the gate must catch a slowdown of --min-effect (the "
+                "minimum detectable effect is reported at this power)")
+      ->capture_default_str();
+  c->add_flag("--require-power", f->require_power,
+              "an underpowered gate (minimum detectable effect above --min-effect) is "
+              "inconclusive (exit 3) instead of a pass");
+  c->add_option("--look", f->look,
+                "sequential testing: this comparison is look K of --max-looks (each at alpha / "
+                "max-looks); JSON sequential.next says whether to measure another round")
+      ->capture_default_str();
+  c->add_option("--max-looks", f->max_looks, "sequential testing: the most looks allowed")
       ->capture_default_str();
   c->add_option("--correction", f->correction, "multiple-comparison control: holm or bh")
       ->capture_default_str();

@@ -3,13 +3,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <set>
 
 #include "common/errors.h"
 #include "stats/descriptive.h"
+#include "stats/gate_cell.h"
 #include "stats/gate_inputs.h"
-#include "stats/hodges_lehmann.h"
 #include "stats/mann_whitney.h"
 #include "stats/multiple.h"
 
@@ -55,9 +57,9 @@ int gate_exit_code(const GateResult& r) {
   return kExitInconclusive;
 }
 
-namespace {
+std::string to_string(NextStep n) { return n == NextStep::stop ? "stop" : "continue"; }
 
-constexpr double kIntervalLevel = 0.95;
+namespace {
 
 void validate(const GateOptions& o) {
   if (!(o.alpha > 0.0 && o.alpha < 1.0))
@@ -65,6 +67,12 @@ void validate(const GateOptions& o) {
   if (!(o.min_effect >= 0.0 && std::isfinite(o.min_effect)))
     throw UsageError("--min-effect must be >= 0, got " + std::to_string(o.min_effect));
   if (o.bootstrap_iters < 0) throw UsageError("bootstrap iterations must be >= 0");
+  if (!(o.power > 0.0 && o.power < 1.0))
+    throw UsageError("power must be in (0, 1), got " + std::to_string(o.power));
+  if (o.max_looks < 1) throw UsageError("--max-looks must be >= 1");
+  if (o.look < 1 || o.look > o.max_looks)
+    throw UsageError("--look must be in [1, --max-looks " + std::to_string(o.max_looks) +
+                     "], got " + std::to_string(o.look));
   stats::correction_from_string(o.correction);  // throws naming --correction
 }
 
@@ -74,40 +82,7 @@ std::string join(const std::vector<std::string>& parts) {
   return out;
 }
 
-std::string fmt_g(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
-// One tested cell's raw one-sided p-values, before correction.
-struct Tested {
-  size_t cell;  // index into GateResult::cells
-  double p_slower, p_faster;
-};
-
-// Fills medians, ratio, interval and both one-sided p-values of a cell present on both sides.
-Tested test_cell(CellComparison& c, size_t index, const stats::CellPool& base,
-                 const stats::CellPool& head) {
-  c.ratio = *c.head_median / *c.base_median;
-  const stats::ShiftEstimate hl = stats::hodges_lehmann_ratio(base.tpot, head.tpot, kIntervalLevel);
-  c.ci_low = hl.low;
-  c.ci_high = hl.high;
-  if (!hl.low || !hl.high) {
-    // Too few repetitions for any 95% distribution-free interval (e.g. 3 vs 3, 4 vs 3): give the
-    // range of all pairwise ratios, the widest such interval, and say what confidence it has.
-    const auto [bmin, bmax] = std::minmax_element(base.tpot.begin(), base.tpot.end());
-    const auto [hmin, hmax] = std::minmax_element(head.tpot.begin(), head.tpot.end());
-    c.ci_low = *hmin / *bmax;
-    c.ci_high = *hmax / *bmin;
-    const double confidence = 1.0 - 2.0 * stats::mwu_min_p(c.base_n, c.head_n);
-    c.note = "interval is the range of pairwise ratios, " + fmt_g(100.0 * confidence) +
-             "% confidence: too few repetitions for 95%";
-  }
-  const auto slower = stats::mann_whitney(head.tpot, base.tpot, stats::Alternative::greater);
-  const auto faster = stats::mann_whitney(head.tpot, base.tpot, stats::Alternative::less);
-  return Tested{index, slower.p, faster.p};
-}
+std::string pct(double v) { return stats::fmt_g(100.0 * v) + "%"; }
 
 // The "lone regression" rule: can a change in one cell alone, with every other cell unchanged,
 // ever be significant? Its best adjusted p is m * (smallest possible p) for Holm and for BH alike.
@@ -115,6 +90,48 @@ int reps_needed(double alpha, size_t m) {
   for (int n = 2; n <= 1000; ++n)
     if (static_cast<double>(m) * stats::mwu_min_p(n, n) <= alpha) return n;
   return 1000;
+}
+
+// Seconds of an ISO 8601 UTC time "YYYY-MM-DDTHH:MM:SSZ" since the epoch; nullopt if malformed.
+std::optional<double> epoch_seconds(const std::string& iso) {
+  std::tm tm{};
+  if (std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+    return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(timegm(&tm));
+}
+
+// What measuring the runs cost: timed repetitions (every cell, ok or not) and wall time.
+void add_cost(const std::vector<Run>& runs, GateResult& r) {
+  for (const Run& run : runs) {
+    for (const CellResult& cell : run.cells) {
+      for (double ms : cell.samples.prefill_ms) r.measured_seconds += ms / 1000.0;
+      for (const auto& steps : cell.samples.decode_ms)
+        for (double ms : steps) r.measured_seconds += ms / 1000.0;
+    }
+    const auto start = epoch_seconds(run.started_at), end = epoch_seconds(run.finished_at);
+    if (start && end && *end >= *start) r.run_seconds += *end - *start;
+  }
+}
+
+// Notes of what a pool left out: repetitions without a usable time, runs where the cell failed
+// beside runs where it did not. Nothing is dropped silently.
+void note_left_out(CellComparison& c, const stats::CellPool& pool, const char* side,
+                   std::vector<std::string>& left_out) {
+  std::vector<std::string> parts;
+  if (pool.unusable > 0)
+    parts.push_back(std::to_string(pool.unusable) + " " + side +
+                    " repetitions with zero or invalid decode time left out");
+  if (!pool.failed.empty() && pool.runs > 0)
+    parts.push_back(std::to_string(pool.failed.size()) + " of " +
+                    std::to_string(pool.failed.size() + pool.runs) + " " + side +
+                    " runs left out: " + join(pool.failed));
+  for (const std::string& p : parts) {
+    c.note = (c.note.empty() ? "" : c.note + "; ") + p;
+    left_out.push_back(p);
+  }
 }
 
 }  // namespace
@@ -140,9 +157,15 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
     r.warnings.push_back("environments differ (" + env_diff +
                          "): no cell is compared; benchmark base and head on the same machine");
 
+  add_cost(base_runs, r);
+  add_cost(head_runs, r);
+  const double alpha = opt.alpha / opt.max_looks;  // Bonferroni over the sequential looks
+  r.alpha_per_look = alpha;
+
   const auto base_pools = stats::pool_cells(base_runs);
   const auto head_pools = stats::pool_cells(head_runs);
-  std::vector<Tested> tested;
+  std::vector<stats::TestedCell> tested;
+  std::vector<std::string> left_out;
   bool head_failed = false;
   int skipped_both_failed = 0;
 
@@ -175,52 +198,101 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
       c.verdict = CellVerdict::incomparable;
       c.note = "environments differ: " + env_diff;
     } else {
-      tested.push_back(test_cell(c, r.cells.size(), b->second, head));
+      tested.push_back(stats::test_cell(c, r.cells.size(), b->second, head));
     }
+    if (b != base_pools.end()) note_left_out(c, b->second, "base", left_out);
+    note_left_out(c, head, "head", left_out);
     r.cells.push_back(std::move(c));
   }
 
-  // Two families, each corrected across the m tested cells: "head slower" decides the gate, so
-  // its family-wise error (holm) or FDR (bh) is at alpha by itself; "head faster" is reported
-  // with the same control. A cell reports the one-sided p of the direction it moved.
-  std::vector<double> p_slower, p_faster;
-  for (const Tested& t : tested) {
-    p_slower.push_back(t.p_slower);
-    p_faster.push_back(t.p_faster);
+  // Two families per level, each corrected across the tested cells: "head slower" decides the
+  // gate, "head faster" is reported with the same control. At the repetition level the pooled
+  // Mann-Whitney test (all tested cells); at the run level the t test on run means (the cells
+  // with 2+ runs in all). A cell is significant only if both levels say so, so each level's
+  // family-wise error bounds the gate's: under drift the run level holds it at alpha, without
+  // drift both do.
+  const size_t m = tested.size();
+  std::vector<double> mw_slower, mw_faster, t_slower, t_faster;
+  std::vector<size_t> t_index(m, SIZE_MAX);
+  for (size_t i = 0; i < m; ++i) {
+    mw_slower.push_back(tested[i].mw_slower);
+    mw_faster.push_back(tested[i].mw_faster);
+    const auto& e = tested[i].two_level;
+    if (opt.run_level && e && e->has_runs_test()) {
+      t_index[i] = t_slower.size();
+      t_slower.push_back(*e->p_slower);
+      t_faster.push_back(*e->p_faster);
+    }
   }
-  const std::vector<double> adj_slower = stats::adjust(p_slower, correction);
-  const std::vector<double> adj_faster = stats::adjust(p_faster, correction);
+  const auto adj_mw_slower = stats::adjust(mw_slower, correction);
+  const auto adj_mw_faster = stats::adjust(mw_faster, correction);
+  const auto adj_t_slower = stats::adjust(t_slower, correction);
+  const auto adj_t_faster = stats::adjust(t_faster, correction);
   const double up = 1.0 + opt.min_effect, down = 1.0 / (1.0 + opt.min_effect);
-  for (size_t i = 0; i < tested.size(); ++i) {
+  int without_runs_test = 0;
+  std::vector<double> mdes;
+  bool some_cell_blind = false;
+  for (size_t i = 0; i < m; ++i) {
     CellComparison& c = r.cells[tested[i].cell];
-    const bool moved_faster = p_faster[i] < p_slower[i];
-    c.p_value = moved_faster ? p_faster[i] : p_slower[i];
-    c.p_adjusted = moved_faster ? adj_faster[i] : adj_slower[i];
-    if (adj_slower[i] <= opt.alpha && *c.ratio >= up)
+    double p_slow = mw_slower[i], p_fast = mw_faster[i];
+    double adj_slow = adj_mw_slower[i], adj_fast = adj_mw_faster[i];
+    if (t_index[i] != SIZE_MAX) {
+      const size_t j = t_index[i];
+      p_slow = std::max(p_slow, t_slower[j]);
+      p_fast = std::max(p_fast, t_faster[j]);
+      adj_slow = std::max(adj_slow, adj_t_slower[j]);
+      adj_fast = std::max(adj_fast, adj_t_faster[j]);
+    } else {
+      ++without_runs_test;
+    }
+    const bool moved_faster = p_fast < p_slow;
+    c.p_value = moved_faster ? p_fast : p_slow;
+    c.p_adjusted = moved_faster ? adj_fast : adj_slow;
+    c.mw_p_adjusted = moved_faster ? adj_mw_faster[i] : adj_mw_slower[i];
+    if (t_index[i] != SIZE_MAX)
+      c.runs_p_adjusted = moved_faster ? adj_t_faster[t_index[i]] : adj_t_slower[t_index[i]];
+    if (adj_slow <= alpha && *c.ratio >= up)
       c.verdict = CellVerdict::regression;
-    else if (adj_faster[i] <= opt.alpha && *c.ratio <= down)
+    else if (adj_fast <= alpha && *c.ratio <= down)
       c.verdict = CellVerdict::improvement;
     else
       c.verdict = CellVerdict::unchanged;
+    // Power against a regression of this cell alone: Holm's and BH's first step is alpha / m.
+    c.mde = stats::cell_mde(tested[i], alpha / static_cast<double>(m), opt.power);
+    if (c.mde)
+      mdes.push_back(*c.mde);
+    else
+      some_cell_blind = true;
   }
+  r.drift_estimated = m > 0 && without_runs_test == 0;
+  if (m > 0 && !some_cell_blind) {
+    r.mde = *std::max_element(mdes.begin(), mdes.end());
+    r.mde_all_cells = *std::min_element(mdes.begin(), mdes.end());
+  }
+  r.underpowered = m > 0 && (!r.mde || *r.mde > opt.min_effect);
+  if (without_runs_test > 0)
+    r.warnings.push_back(
+        "ONE RUN PER SIDE: " + std::to_string(without_runs_test) + " of " + std::to_string(m) +
+        " compared cells have a single run on each side, so run-to-run drift cannot be "
+        "estimated. For them the gate assumes there is none (every repetition independent), and "
+        "a machine that drifts between runs can fail it falsely. Measure 2 or more runs per "
+        "side (alternating rounds) for an interval that includes drift.");
 
   // Too few repetitions: a cell whose smallest possible p, times the number of tested cells,
   // exceeds alpha can never be flagged, whatever the data. A pass would then be silent blindness.
-  const size_t m = tested.size();
   int blind = 0;
   std::set<std::pair<int, int>> blind_sizes;
   double worst_min_p = 0.0;
-  for (const Tested& t : tested) {
+  for (const stats::TestedCell& t : tested) {
     CellComparison& c = r.cells[t.cell];
-    const double min_p = stats::mwu_min_p(c.head_n, c.base_n);
-    if (static_cast<double>(m) * min_p > opt.alpha) {
+    if (static_cast<double>(m) * t.min_p > alpha) {
       ++blind;
       blind_sizes.insert({c.base_n, c.head_n});
-      worst_min_p = std::max(worst_min_p, min_p);
+      worst_min_p = std::max(worst_min_p, t.min_p);
       c.note = (c.note.empty() ? "" : c.note + "; ") +
                "too few repetitions to ever reach significance (smallest possible p " +
-               fmt_g(min_p) + ", x " + std::to_string(m) + " cells > alpha " + fmt_g(opt.alpha) +
-               ")";
+               stats::fmt_g(t.min_p) + ", x " + std::to_string(m) + " cells > alpha " +
+               stats::fmt_g(alpha) + ")";
     }
   }
   if (blind > 0) {
@@ -229,10 +301,10 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
       sizes += (sizes.empty() ? "" : ", ") + std::to_string(nb) + " vs " + std::to_string(nh);
     r.warnings.push_back(
         "TOO FEW REPETITIONS: " + std::to_string(blind) + " of " + std::to_string(m) +
-        " compared cells can never be significant at alpha " + fmt_g(opt.alpha) + " after " +
+        " compared cells can never be significant at alpha " + stats::fmt_g(alpha) + " after " +
         stats::to_string(correction) + " correction over " + std::to_string(m) +
         " cells, whatever the data (base vs head repetitions: " + sizes + "; smallest possible p " +
-        fmt_g(worst_min_p) + "). Use at least " + std::to_string(reps_needed(opt.alpha, m)) +
+        stats::fmt_g(worst_min_p) + "). Use at least " + std::to_string(reps_needed(alpha, m)) +
         " repetitions per side (Google Benchmark warns below 9). The gate is inconclusive.");
   }
 
@@ -242,8 +314,21 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
     incomparable += c.verdict == CellVerdict::incomparable;
     regressions += c.verdict == CellVerdict::regression;
   }
+  if (r.underpowered && blind == 0 && m > 0)
+    r.warnings.push_back(
+        "UNDERPOWERED: this gate detects a slowdown of one cell with " + pct(opt.power) +
+        " probability only from " + (r.mde ? pct(*r.mde) : std::string("(never)")) +
+        ", above --min-effect " + pct(opt.min_effect) + " (a slowdown of every cell from " +
+        (r.mde_all_cells ? pct(*r.mde_all_cells) : "-") +
+        "). A pass does not rule out a regression of --min-effect; measure more rounds or "
+        "repetitions" +
+        (opt.require_power ? ". --require-power makes the gate inconclusive." : "."));
   if (head_failed)
     r.warnings.push_back("some cells ran on base but have no ok samples on head (see notes)");
+  if (!left_out.empty())
+    r.warnings.push_back(std::to_string(left_out.size()) +
+                         " left-out samples or runs are listed in the cell notes: " +
+                         left_out.front() + (left_out.size() > 1 ? ", ..." : ""));
   if (skipped_both_failed > 0)
     r.warnings.push_back(std::to_string(skipped_both_failed) +
                          " cells have no ok samples on either side and are not listed");
@@ -257,13 +342,26 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
                          " cells have no baseline (pass --allow-missing-baseline to accept)");
   if (r.cells.empty()) r.warnings.push_back("nothing to compare: the head has no cells");
 
+  const bool structural =
+      incomparable > 0 || (no_baseline > 0 && !opt.allow_missing_baseline) || r.cells.empty();
   if (regressions > 0)
     r.verdict = GateVerdict::regression;
-  else if (incomparable > 0 || blind > 0 || (no_baseline > 0 && !opt.allow_missing_baseline) ||
-           r.cells.empty())
+  else if (structural || blind > 0 || (opt.require_power && r.underpowered))
     r.verdict = GateVerdict::inconclusive;
   else
     r.verdict = GateVerdict::pass;
+
+  // Sequential rule: while a later look could still decide (no regression yet, the interval too
+  // wide for min_effect, nothing structurally wrong), ask for another round. Stopping early for a
+  // pass never adds false alarms; each look's alpha is alpha / max_looks.
+  if (r.verdict != GateVerdict::regression && !structural && opt.look < opt.max_looks &&
+      (r.underpowered || blind > 0)) {
+    r.next = NextStep::more_rounds;
+    r.verdict = GateVerdict::inconclusive;
+    r.warnings.push_back("CONTINUE: look " + std::to_string(opt.look) + " of " +
+                         std::to_string(opt.max_looks) +
+                         " is too wide to decide; measure another round and compare again");
+  }
   return r;
 }
 

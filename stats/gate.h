@@ -17,6 +17,18 @@ struct GateOptions {
   uint64_t seed = 0;                // bootstrap seed: same data, same interval
   int bootstrap_iters = 2000;
   bool allow_missing_baseline = false;
+  // Where min_effect came from ("fixed" or the history rule of --min-effect auto), for reports.
+  std::string min_effect_source = "fixed";
+  // The power a gate must have against a slowdown of min_effect (the minimum detectable effect).
+  double power = 0.95;
+  bool require_power = false;  // an underpowered gate is inconclusive (exit 3), not a pass
+  // Sequential looks (docs/STATISTICS.md "Enough rounds"): this is look `look` of at most
+  // `max_looks`; each look tests at alpha / max_looks (Bonferroni alpha spending), so the chance
+  // of any false alarm over all looks stays at alpha.
+  int look = 1, max_looks = 1;
+  // The run-level test decides beside the pooled Mann-Whitney. Off only to simulate the earlier
+  // rule (perfgate-sim), which pooled repetitions as if independent.
+  bool run_level = true;
 };
 
 enum class CellVerdict { regression, improvement, unchanged, no_baseline, incomparable };
@@ -28,11 +40,30 @@ struct CellComparison {
   CellKey key;
   std::string metric = "tpot_ms";
   CellVerdict verdict = CellVerdict::unchanged;
+  // ratio: head median / base median of pooled repetitions (the size the effect rule uses).
+  // ci_low/ci_high: 95% interval for head/base; from the two-level model when both sides have
+  // runs enough (ci_method "runs-t"), else Hodges-Lehmann on repetitions ("hodges-lehmann") or
+  // the range of pairwise ratios ("pairwise-range").
+  // p_value/p_adjusted: the deciding one-sided p of the direction the cell moved: the larger of
+  // the pooled Mann-Whitney and the two-level t test, each adjusted in its own family.
   std::optional<double> base_median, head_median, ratio, ci_low, ci_high, p_value, p_adjusted;
   int base_n = 0, head_n = 0;        // pooled repetitions
   int base_runs = 0, head_runs = 0;  // runs pooled
   std::string note;                  // why no-baseline / incomparable, env differences
+  std::string ci_method;
+  // The two levels (docs/STATISTICS.md "Two levels"): ratio of the geometric means of run means,
+  // the run-level t test's adjusted p, its degrees of freedom, and the variance components
+  // (log scale, about relative sd): between runs and within a run.
+  std::optional<double> runs_ratio, runs_p_adjusted, mw_p_adjusted, runs_df, run_sd, rep_sd;
+  // Minimum detectable effect: the smallest slowdown of this cell alone (head/base - 1) that the
+  // gate's test detects with probability GateOptions::power, given the variances just measured.
+  // Empty when no slowdown can be detected (too few repetitions).
+  std::optional<double> mde;
 };
+
+// The sequential rule's advice to the caller that measures rounds.
+enum class NextStep { stop, more_rounds };
+std::string to_string(NextStep);  // "stop" | "continue"
 
 struct GateResult {
   std::string base, head;  // full SHAs
@@ -42,6 +73,17 @@ struct GateResult {
   std::vector<std::string> warnings;  // e.g. too few repetitions to ever reach significance
   Environment base_env, head_env;
   int base_runs = 0, head_runs = 0;
+  // Minimum detectable effect of the gate: any single cell slowed by `mde` is caught with the
+  // requested power (the largest cell MDE); `mde_all_cells`: a slowdown of every cell alike is
+  // caught from this size (the smallest cell MDE). Empty when a cell can detect nothing.
+  std::optional<double> mde, mde_all_cells;
+  bool underpowered = false;     // mde > min_effect: a pass could hide a slowdown of that size
+  bool drift_estimated = false;  // every tested cell had the two-level test (2+ runs in all)
+  double alpha_per_look = 0.01;
+  NextStep next = NextStep::stop;
+  // What this gate cost: the timed repetitions of every run of both sides (prefill + decode),
+  // and the runs' wall time from start to finish, in seconds.
+  double measured_seconds = 0.0, run_seconds = 0.0;
 };
 
 // base_runs / head_runs: every stored run of each commit (pooled per cell key).

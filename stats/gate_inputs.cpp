@@ -20,15 +20,27 @@ std::string quoted_set(const std::set<std::string>& values) {
 
 }  // namespace
 
-std::vector<double> repetition_tpot(const CellResult& cell) {
+const std::vector<std::string>& timing_env_fields() {
+  static const std::vector<std::string> f = {"threads", "timing", "decode_attention", "cpu",
+                                             "compute_capability"};
+  return f;
+}
+
+std::vector<double> repetition_tpot(const CellResult& cell, int* unusable) {
   std::vector<double> out;
   if (!cell.samples.decode_ms.empty()) {
     for (const std::vector<double>& steps : cell.samples.decode_ms) {
-      if (steps.empty()) continue;
+      if (steps.empty()) {
+        if (unusable) ++*unusable;
+        continue;
+      }
       const double denom = cell.key.gen_tokens > 1 ? static_cast<double>(cell.key.gen_tokens - 1)
                                                    : static_cast<double>(steps.size());
       const double t = std::accumulate(steps.begin(), steps.end(), 0.0) / denom;
-      if (usable(t)) out.push_back(t);
+      if (usable(t))
+        out.push_back(t);
+      else if (unusable)
+        ++*unusable;
     }
     return out;
   }
@@ -47,9 +59,10 @@ std::map<CellKey, CellPool> pool_cells(const std::vector<Run>& runs) {
                               (cell.reason ? " (" + *cell.reason + ")" : ""));
         continue;
       }
-      const std::vector<double> t = repetition_tpot(cell);
+      const std::vector<double> t = repetition_tpot(cell, &pool.unusable);
       if (t.empty()) continue;
       pool.tpot.insert(pool.tpot.end(), t.begin(), t.end());
+      pool.by_run.push_back(t);
       ++pool.runs;
     }
   }
@@ -58,7 +71,9 @@ std::map<CellKey, CellPool> pool_cells(const std::vector<Run>& runs) {
 
 std::string environment_difference(const std::vector<Run>& base, const std::vector<Run>& head) {
   std::string out;
-  for (const std::string& field : comparable_env_fields()) {
+  std::vector<std::string> fields = comparable_env_fields();
+  fields.insert(fields.end(), timing_env_fields().begin(), timing_env_fields().end());
+  for (const std::string& field : fields) {
     auto values = [&](const std::vector<Run>& runs) {
       std::set<std::string> s;
       for (const Run& r : runs) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "stats/two_level.h"
 #include "store/types.h"
 
 namespace pg::stats {
@@ -12,20 +13,30 @@ namespace pg::stats {
 // tpot of each repetition = sum(decode_ms[rep]) / (gen_tokens - 1) (docs/METRICS.md "Derived
 // metrics"). Computed from the raw samples so that pooling runs is exact; a cell stored without
 // samples falls back to its tpot_ms metric, which is one value (the run's median), not one per
-// repetition. Non-finite or non-positive values are dropped.
-std::vector<double> repetition_tpot(const CellResult& cell);
+// repetition. Non-finite or non-positive values (e.g. a repetition with zero decode time) are
+// left out and counted in `*unusable` when given, so the gate can say so.
+std::vector<double> repetition_tpot(const CellResult& cell, int* unusable = nullptr);
 
 struct CellPool {
   std::vector<double> tpot;         // pooled over every run whose cell is ok
+  RunGroups by_run;                 // the same samples, one group per contributing run
   int runs = 0;                     // runs that contributed samples
+  int unusable = 0;                 // repetitions left out: zero, negative or non-finite tpot
   std::vector<std::string> failed;  // "oom (reason)" for each run where the cell was not ok
 };
 
 // Every cell key seen in `runs`, with its pooled samples.
 std::map<CellKey, CellPool> pool_cells(const std::vector<Run>& runs);
 
-// Empty when every run of both sides agrees on comparable_env_fields(); otherwise a sentence that
-// names each differing field with its values, e.g. "device: base 'A' vs head 'B'".
+// Environment fields that do not split a stored series but change timing, so runs that differ in
+// them are not comparable: the CPU thread count (PERFGATE_CPU_THREADS), the timing mode
+// (PERFGATE_TIMING), a forced decode attention kernel, the CPU model and the GPU's compute
+// capability.
+const std::vector<std::string>& timing_env_fields();
+
+// Empty when every run of both sides agrees on comparable_env_fields() and timing_env_fields();
+// otherwise a sentence that names each differing field with its values, e.g.
+// "device: base 'A' vs head 'B'".
 std::string environment_difference(const std::vector<Run>& base, const std::vector<Run>& head);
 
 }  // namespace pg::stats

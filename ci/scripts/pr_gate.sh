@@ -34,6 +34,7 @@ set +e
 "$bin" compare --db "$db" --repo "$REPO" --main "$MAIN_REF" \
   --base merge-base --head "$HEAD_SHA" \
   --alpha "$PERFGATE_ALPHA" --min-effect "$PERFGATE_MIN_EFFECT" --correction "$PERFGATE_CORRECTION" \
+  --look "${GATE_LOOK:-1}" --max-looks "${GATE_MAX_LOOKS:-1}" \
   --format markdown --github --output "$md" --json "$json" "${notes[@]}"
 rc=$?
 set -e

@@ -114,6 +114,10 @@ at::Tensor run_layers(const Model& m, at::Tensor x, const at::Tensor& cos, const
                  .reshape({B * T, D});
     add_dense_(x, y, w.proj_w, w.proj_b);
     add_dense_(x, mlp_hidden(m, w, norm(m, x, w.ln2_w, w.ln2_b)), w.fc2_w, w.fc2_b);
+#if defined(PERFGATE_EXTRA_COPY_EVERY) && PERFGATE_EXTRA_COPY_EVERY > 0
+    // Calibration builds only (runner/CMakeLists.txt): one extra copy kernel, a genuine slowdown.
+    if (l % PERFGATE_EXTRA_COPY_EVERY == 0) x = x.clone();
+#endif
   }
   x = x.view({B, T, D});
   if (last_only) x = x.narrow(1, T - 1, 1);

@@ -1,5 +1,6 @@
 #include "stats/sim/experiments.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "stats/bootstrap.h"
@@ -28,6 +29,32 @@ Tally run_gates(const Scenario& s, const GateOptions& opt, int gates, uint64_t s
     t.ci_rule += ci_flag;
     t.unslowed_flagged += wrong_flag;
   }
+  return t;
+}
+
+SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rounds, int max_looks,
+                               int gates, uint64_t seed) {
+  SequentialTally t;
+  opt.max_looks = max_looks;
+  const int most = first_rounds + max_looks - 1;
+  for (int i = 0; i < gates; ++i) {
+    const GateRuns all = simulate_runs(s, most, stats::derive_seed(seed, uint64_t(i)));
+    for (int look = 1; look <= max_looks; ++look) {
+      const int rounds = first_rounds + look - 1;
+      opt.look = look;
+      const std::vector<Run> base(all.base.begin(), all.base.begin() + rounds);
+      const std::vector<Run> head(all.head.begin(), all.head.begin() + rounds);
+      const GateResult r = evaluate_gate("base", base, "head", head, opt);
+      if (r.next == NextStep::stop || look == max_looks) {
+        ++t.gates;
+        t.regression += r.verdict == GateVerdict::regression;
+        t.inconclusive += r.verdict == GateVerdict::inconclusive;
+        t.rounds += rounds;
+        break;
+      }
+    }
+  }
+  t.rounds /= std::max(1, t.gates);
   return t;
 }
 

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "stats/random.h"
 #include "stats/sim/experiments.h"
 
 namespace {
@@ -58,6 +59,27 @@ int main(int argc, char** argv) {
   app.add_option("--min-effect", min_effect, "the gate's --min-effect")
       ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--quick", quick, "the first two tables only (for ctest)");
+  int runs = 3, seq_looks = 1;
+  double drift_cv = 0.03, seq_drift = 0.02;
+  bool drift_table = false;
+  std::vector<double> drifts = {0.0, 0.01, 0.02, 0.03, 0.05};
+  std::vector<double> seq_slowdowns = {0.0, 0.05, 0.10};
+  app.add_option("--runs", runs, "runs per side in the drift table (the shipped protocol: 3)")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--drift-cv", drift_cv, "repetition CV of the drift table")
+      ->check(CLI::Range(1e-6, 1.0));
+  app.add_option("--drifts", drifts, "run drift sds of the drift table (e.g. 0,0.01,0.02)")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--drift-table", drift_table, "print the drift table even with --quick");
+  app.add_option("--sequential-looks", seq_looks,
+                 "also simulate sequential gates of this many looks")
+      ->check(CLI::Range(1, 20));
+  app.add_option("--sequential-drift", seq_drift, "run drift sd of the sequential table")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--sequential-slowdowns", seq_slowdowns, "slowdowns of the sequential table")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 10.0));
   app.add_flag("--check", check,
                "exit 1 if the 99% Wilson interval puts A/A false alarms above 1% or the "
                "detection of a 10% slowdown at CV 3% below 95%");
@@ -181,6 +203,62 @@ int main(int argc, char** argv) {
       std::printf("| %.2g%% | %s | %.4f | %s | %.4f | %s |\n", cv * 100, pct(c.hl).c_str(),
                   c.hl_width, pct(c.bootstrap).c_str(), c.bootstrap_width,
                   pct(c.point_outside_hl).c_str());
+    }
+  }
+  if (!quick || drift_table) {
+    // The shipped protocol: `runs` alternating runs per side, pooled; each run scaled by a
+    // log-normal factor common to its cells (drift), plus one per cell of half that sd.
+    pg::GateOptions old_rule = holm;
+    old_rule.run_level = false;
+    std::printf(
+        "\nRun-to-run drift, %d runs per side of %d repetitions, CV %.2g%%, %d gates per entry: "
+        "false alarms (A/A) and detection of a slowdown of every cell, pooled Mann-Whitney alone "
+        "(the earlier rule) against the two-level rule:\n\n| drift sd (run / cell) | A/A "
+        "earlier | A/A two-level | 10%% earlier | 10%% two-level | 20%% two-level | gate MDE "
+        "median, two-level |\n|---|---|---|---|---|---|---|\n",
+        runs, reps, drift_cv * 100, gates);
+    for (double drift : drifts) {
+      pg::sim::Scenario s{drift_cv, reps, 0.0, true, drift, runs, drift / 2};
+      const auto aa_old = pg::sim::run_gates(s, old_rule, gates, seed);
+      const auto aa_new = pg::sim::run_gates(s, holm, gates, seed);
+      s.slowdown = 0.10;
+      const auto ten_old = pg::sim::run_gates(s, old_rule, gates, seed);
+      const auto ten_new = pg::sim::run_gates(s, holm, gates, seed);
+      s.slowdown = 0.20;
+      const auto twenty = pg::sim::run_gates(s, holm, gates, seed);
+      s.slowdown = 0.0;
+      std::vector<double> mdes;
+      for (int i = 0; i < std::min(gates, 501); ++i) {
+        const auto r = pg::sim::simulate_gate(s, holm, pg::stats::derive_seed(seed, uint64_t(i)));
+        mdes.push_back(r.mde_all_cells.value_or(9.99));
+      }
+      std::nth_element(mdes.begin(), mdes.begin() + mdes.size() / 2, mdes.end());
+      std::printf("| %.2g%% / %.2g%% | %s | %s | %s | %s | %s | %s |\n", drift * 100, drift * 50,
+                  pct(aa_old.rate()).c_str(), pct(aa_new.rate()).c_str(),
+                  pct(ten_old.rate()).c_str(), pct(ten_new.rate()).c_str(),
+                  pct(twenty.rate()).c_str(), effect(mdes[mdes.size() / 2]).c_str());
+      if (check && wilson(aa_new.regression, aa_new.gates).first > 0.01) {
+        std::fprintf(stderr, "CHECK FAILED: two-level A/A false alarms %s > 1%% at drift %.2g\n",
+                     pct(aa_new.rate()).c_str(), drift);
+        ok = false;
+      }
+    }
+    if (seq_looks > 1) {
+      std::printf(
+          "\nSequential looks: start with %d rounds, one more round per look, at most %d looks "
+          "(alpha / %d each), drift sd %.2g%%, %d gates:\n\n| slowdown of every cell | "
+          "regression | mean rounds per side |\n|---|---|---|\n",
+          runs, seq_looks, seq_looks, seq_drift * 100, gates);
+      for (double slow : seq_slowdowns) {
+        pg::sim::Scenario s{drift_cv, reps, slow, true, seq_drift, runs, seq_drift / 2};
+        const auto t = pg::sim::run_sequential(s, holm, runs, seq_looks, gates, seed);
+        std::printf("| %s | %s | %.2f |\n", effect(slow).c_str(), pct(t.rate()).c_str(), t.rounds);
+        if (check && slow == 0.0 && wilson(t.regression, t.gates).first > 0.01) {
+          std::fprintf(stderr, "CHECK FAILED: sequential A/A false alarms %s > 1%%\n",
+                       pct(t.rate()).c_str());
+          ok = false;
+        }
+      }
     }
   }
   if (check) std::printf("\ncheck: %s\n", ok ? "passed" : "FAILED");

@@ -15,6 +15,8 @@ struct Scenario {
   double slowdown = 0.0;        // head / base - 1 on the slowed cells
   bool slow_all_cells = false;  // false: only the first cell is slowed
   double run_drift_sd = 0.0;    // log-sd of a per-run factor shared by all cells of a run
+  int runs = 1;                 // runs per side, pooled by the gate (the shipped protocol: 3)
+  double cell_drift_sd = 0.0;   // log-sd of a per-run, per-cell factor (drift cells do not share)
 };
 
 inline constexpr int kCells = 12;
@@ -22,7 +24,15 @@ inline constexpr int kCells = 12;
 // One run of one side; `slowdown` is applied where the scenario says (head side only).
 Run make_run(const Scenario& s, bool head, std::mt19937_64& gen);
 
-// One simulated gate: fresh base and head runs from `seed`, through the real evaluate_gate.
+// One simulated gate: fresh base and head runs from `seed` (s.runs per side, alternating base and
+// head), through the real evaluate_gate.
 GateResult simulate_gate(const Scenario& s, const GateOptions& opt, uint64_t seed);
+
+// The runs of one simulated gate with up to `rounds` rounds per side, for sequential looks:
+// look k judges the first runs of each side.
+struct GateRuns {
+  std::vector<Run> base, head;
+};
+GateRuns simulate_runs(const Scenario& s, int rounds, uint64_t seed);
 
 }  // namespace pg::sim

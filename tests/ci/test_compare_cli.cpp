@@ -108,12 +108,52 @@ TEST_F(CompareCli, SlowerHeadIsARegressionWithPooledCounts) {
 }
 
 TEST_F(CompareCli, SmallSignificantChangeBelowMinEffectIsUnchanged) {
-  store_runs(base, 2, 1.0, 5, 10);
-  store_runs(head, 2, 1.03, 6, 10);
+  // 5 runs per side: the run-level test has 8 degrees of freedom, enough to call 3% significant
+  // (with 2 runs per side, 2 degrees of freedom, it is not, and the gate says it is underpowered).
+  store_runs(base, 5, 1.0, 5, 10);
+  store_runs(head, 5, 1.03, 6, 10);
   auto j = compare_json({"--base", base, "--head", head}, 0);
   for (const auto& c : j["cells"]) EXPECT_EQ(c["verdict"], "unchanged") << c.dump();
   auto strict = compare_json({"--base", base, "--head", head, "--min-effect", "0.01"}, 1);
   EXPECT_EQ(strict["verdict"], "regression");
+}
+
+TEST_F(CompareCli, TwoLevelFieldsAutoMinEffectAndSequentialLooksInTheJson) {
+  store_runs(base, 3, 1.0, 31, 10);
+  store_runs(head, 3, 1.0, 32, 10);
+  auto j = compare_json({"--base", base, "--head", head, "--min-effect", "auto"}, 0);
+  // The base's 3 runs are the history: the threshold is 3 run spreads, with the rule shown.
+  EXPECT_NE(j["min_effect_source"].get<std::string>().find("auto: 3 x the run-to-run sd"),
+            std::string::npos)
+      << j["min_effect_source"];
+  EXPECT_GE(j["min_effect"].get<double>(), 0.005);
+  EXPECT_TRUE(j["drift_estimated"].get<bool>());
+  ASSERT_TRUE(j["mde"].is_number());
+  ASSERT_TRUE(j["mde_all_cells"].is_number());
+  EXPECT_LE(j["mde_all_cells"].get<double>(), j["mde"].get<double>());
+  EXPECT_GT(j["measured_seconds"].get<double>(), 0.0);
+  EXPECT_EQ(j["sequential"]["max_looks"], 1);
+  EXPECT_EQ(j["sequential"]["next"], "stop");
+  for (const auto& c : j["cells"]) {
+    EXPECT_EQ(c["ci_method"], "runs-t");
+    EXPECT_EQ(c["runs_df"], 4.0);
+    EXPECT_TRUE(c["mde"].is_number());
+    EXPECT_TRUE(c["run_sd"].is_number());
+    EXPECT_TRUE(c["rep_sd"].is_number());
+    EXPECT_GE(c["p_adjusted"].get<double>(), c["mw_p_adjusted"].get<double>());
+  }
+  // An impossible power demand: look 1 of 3 asks for another round (exit 3), the last look decides.
+  auto first = compare_json(
+      {"--base", base, "--head", head, "--min-effect", "0.0001", "--look", "1", "--max-looks", "3"},
+      3);
+  EXPECT_EQ(first["sequential"]["next"], "continue");
+  EXPECT_TRUE(first["underpowered"].get<bool>());
+  EXPECT_NEAR(first["sequential"]["alpha_per_look"].get<double>(), 0.01 / 3, 1e-12);
+  auto last = compare_json(
+      {"--base", base, "--head", head, "--min-effect", "0.0001", "--look", "3", "--max-looks", "3"},
+      0);
+  EXPECT_EQ(last["sequential"]["next"], "stop");
+  compare_json({"--base", base, "--head", head, "--min-effect", "0.0001", "--require-power"}, 3);
 }
 
 TEST_F(CompareCli, MergeBaseIsResolvedWithGit) {
@@ -190,6 +230,11 @@ TEST_F(CompareCli, BadUsageExitsTwoNamingTheFlag) {
       {{"--base", base, "--head", head, "--alpha", "1"}, "--alpha"},
       {{"--base", base, "--head", head, "--alpha", "x"}, "--alpha"},
       {{"--base", base, "--head", head, "--min-effect", "-0.1"}, "--min-effect"},
+      {{"--base", base, "--head", head, "--min-effect", "automatic"}, "--min-effect"},
+      {{"--base", base, "--head", head, "--min-effect", "0.05x"}, "--min-effect"},
+      {{"--base", base, "--head", head, "--look", "3", "--max-looks", "2"}, "--look"},
+      {{"--base", base, "--head", head, "--max-looks", "0"}, "--max-looks"},
+      {{"--base", base, "--head", head, "--power", "1"}, "--power"},
       {{"--base", base, "--head", head, "--correction", "bonferroni"}, "--correction"},
       {{"--base", base, "--head", head, "--format", "xml"}, "--format"},
       {{"--base", "no-such-rev", "--head", head}, "no-such-rev"},

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Judges kept gate databases (bench/real_gates_collect.sh, bench/gpu_gate_calib.sh) with
+`perfgate compare`, and measures their variance components independently of perfgate.
+
+  real_gates_eval.py gates --perfgate BIN [--rounds K] DB... [-- COMPARE_ARGS...]
+      One line per database, then a summary per kind (aa-*/ab-*): exit codes, false alarms or
+      detections, worst ratio, the gate's minimum detectable effect and its cost. --rounds K
+      judges only the first K rounds (2K runs) of each database, on a copy.
+  real_gates_eval.py variance DB...
+      Per cell, pooled over the databases: the sd of log tpot within a run (repetitions) and of
+      a run's mean around its commit's mean (runs), and the head/base ratio of A/B databases.
+
+A database's base is the commit of its first run (every round starts or ends with the base, and
+round 1 starts with it); its head is the other commit.
+"""
+import json
+import math
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+
+
+def commits(db):
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = con.execute("SELECT id, git_commit FROM runs ORDER BY id").fetchall()
+    con.close()
+    base = rows[0][1]
+    head = next(c for _, c in rows if c != base)
+    return base, head, len(rows)
+
+
+def first_rounds(db, rounds, tmp):
+    out = os.path.join(tmp, os.path.basename(db))
+    shutil.copy(db, out)
+    os.chmod(out, 0o644)
+    con = sqlite3.connect(out)
+    con.execute("PRAGMA foreign_keys = ON")
+    con.execute("DELETE FROM runs WHERE id NOT IN (SELECT id FROM runs ORDER BY id LIMIT ?)",
+                (2 * rounds,))
+    con.commit()
+    con.close()
+    return out
+
+
+def judge(pg, db, extra):
+    base, head, _ = commits(db)
+    p = subprocess.run([pg, "compare", "--db", db, "--base", base, "--head", head,
+                        "--format", "json"] + extra, capture_output=True, text=True)
+    if p.returncode not in (0, 1, 3):
+        sys.exit(f"{db}: perfgate compare exit {p.returncode}: {p.stderr.strip()}")
+    return p.returncode, json.loads(p.stdout)
+
+
+def wilson_upper(k, n, z=1.959963984540054):
+    if n == 0:
+        return float("nan")
+    p = k / n
+    c = (p + z * z / (2 * n)) / (1 + z * z / n)
+    h = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return min(1.0, c + h)
+
+
+def gates(argv):
+    pg, rounds, dbs, extra = None, None, [], []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--perfgate":
+            pg, i = argv[i + 1], i + 2
+        elif a == "--rounds":
+            rounds, i = int(argv[i + 1]), i + 2
+        elif a == "--":
+            extra, i = argv[i + 1:], len(argv)
+        else:
+            dbs.append(a)
+            i += 1
+    tmp = tempfile.mkdtemp()
+    by_kind = defaultdict(list)
+    print("| gate | exit | verdict | worst ratio | min p adj | MDE one cell | MDE all cells | "
+          "min effect | measured s | run s |")
+    print("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|")
+    for db in dbs:
+        path = first_rounds(db, rounds, tmp) if rounds else db
+        rc, j = judge(pg, path, extra)
+        ratios = [c["ratio"] for c in j["cells"] if c["ratio"] is not None]
+        ps = [c["p_adjusted"] for c in j["cells"] if c["p_adjusted"] is not None]
+        kind = os.path.basename(db).split("-")[0]
+        by_kind[kind].append((rc, j, max(ratios) if ratios else float("nan")))
+        fmt_e = lambda v: "-" if v is None else f"{100 * v:+.2f}%"
+        print(f"| {os.path.relpath(db)} | {rc} | {j['verdict']} | {max(ratios):.4f} | "
+              f"{min(ps):.3g} | {fmt_e(j.get('mde'))} | {fmt_e(j.get('mde_all_cells'))} | "
+              f"{100 * j['min_effect']:.2f}% | {j.get('measured_seconds', 0):.1f} | "
+              f"{j.get('run_seconds', 0):.0f} |")
+    shutil.rmtree(tmp)
+    print()
+    for kind, rows in sorted(by_kind.items()):
+        n = len(rows)
+        reg = sum(1 for r in rows if r[0] == 1)
+        inc = sum(1 for r in rows if r[0] == 3)
+        under = sum(1 for r in rows if r[1].get("underpowered"))
+        mdes = sorted(r[1]["mde"] for r in rows if r[1].get("mde") is not None)
+        worst = sorted(r[2] for r in rows)
+        med = lambda v: v[len(v) // 2] if v else float("nan")
+        what = "false alarms" if kind == "aa" else "detected"
+        print(f"{kind}: {n} gates; exit 1 ({what}) {reg}/{n} = {reg / n:.1%} "
+              f"(95% upper bound {wilson_upper(reg, n):.1%}); exit 3 {inc}; underpowered {under}; "
+              f"worst-cell ratio min/median/max {worst[0]:.3f}/{med(worst):.3f}/{worst[-1]:.3f}; "
+              f"gate MDE median {100 * med(mdes):.2f}%; "
+              f"measured s median {med(sorted(r[1].get('measured_seconds', 0) for r in rows)):.1f}; "
+              f"run s median {med(sorted(r[1].get('run_seconds', 0) for r in rows)):.0f}")
+
+
+def variance(dbs):
+    within = defaultdict(lambda: [0.0, 0])   # cell -> [sum sq, df]
+    between = defaultdict(lambda: [0.0, 0])  # cell -> [sum sq of run means around commit, df]
+    ratios = defaultdict(list)               # cell -> head/base ratio of mean run means (A/B)
+    for db in dbs:
+        base, head, _ = commits(db)
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        rows = con.execute(
+            "SELECT r.git_commit, r.id, c.batch_size, c.seq_len, c.gen_tokens, p.decode_total_ms "
+            "FROM repetitions p JOIN cells c ON c.id = p.cell_id JOIN runs r ON r.id = c.run_id "
+            "WHERE c.status = 'ok'").fetchall()
+        con.close()
+        runs = defaultdict(list)
+        for commit, run, b, s, g, dec in rows:
+            if dec > 0:
+                runs[(b, s, commit, run)].append(math.log(dec / (g - 1)))
+        means = defaultdict(list)
+        for (b, s, commit, run), v in runs.items():
+            m = sum(v) / len(v)
+            within[(b, s)][0] += sum((x - m) ** 2 for x in v)
+            within[(b, s)][1] += len(v) - 1
+            means[(b, s, commit)].append(m)
+        for (b, s, commit), v in means.items():
+            m = sum(v) / len(v)
+            between[(b, s)][0] += sum((x - m) ** 2 for x in v)
+            between[(b, s)][1] += len(v) - 1
+        if os.path.basename(db).startswith("ab"):
+            for (b, s, commit), v in means.items():
+                if commit == head:
+                    mb = means[(b, s, base)]
+                    ratios[(b, s)].append(math.exp(sum(v) / len(v) - sum(mb) / len(mb)))
+    print("| batch | prompt | sd within a run (reps) | sd of a run mean | df (runs) | "
+          "A/B head/base ratios |")
+    print("|--:|--:|--:|--:|--:|---|")
+    for cell in sorted(within):
+        w, b = within[cell], between[cell]
+        rs = ", ".join(f"{r:.4f}" for r in ratios.get(cell, []))
+        print(f"| {cell[0]} | {cell[1]} | {100 * math.sqrt(w[0] / w[1]):.3f}% | "
+              f"{100 * math.sqrt(b[0] / b[1]) if b[1] else float('nan'):.3f}% | {b[1]} | "
+              f"{rs or '-'} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in ("gates", "variance"):
+        sys.exit(__doc__)
+    (gates if sys.argv[1] == "gates" else variance)(sys.argv[2:])
