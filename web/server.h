@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "web/request_reader.h"
+
 namespace pg::web {
 
 struct ServeOptions {
@@ -11,15 +13,11 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                   // 0: any free port (tests)
   std::optional<std::string> token;  // ingest token; nullopt: POST /api/v1/runs is refused (403)
-  size_t max_body_bytes = 64u << 20;
-  int threads = 16;          // worker threads; each keeps one SQLite connection
+  size_t max_body_bytes = 64u << 20;  // an ingest body, chunked or not (413 beyond)
+  int threads = 16;  // requests handled at once; each holds one pooled SQLite connection
+  ConnLimits limits;  // timeouts, head and connection caps (web/request_reader.h)
   bool log_requests = true;  // one line per request on stderr
 };
-
-// Reads a token file: its content without surrounding whitespace, one word (as the runner's
-// --token-file). A missing, unreadable, empty or multi-word file is a UsageError naming the path:
-// ingest with an empty token would accept anyone.
-std::string read_token_file(const std::string& path);
 
 class Server {
  public:
@@ -35,7 +33,8 @@ class Server {
   int bind();
   // Serves until stop(); call bind() first.
   void serve();
-  // Thread-safe; serve() returns soon after. Not async-signal-safe: see run_serve.
+  // Thread-safe, also before serve() started (serve() then returns at once); serve() returns
+  // soon after. Not async-signal-safe: see run_serve.
   void stop();
   bool is_running() const;
   int port() const;
@@ -45,8 +44,9 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
-// The CLI entry: binds, serves until SIGINT or SIGTERM, then shuts down cleanly. Returns the exit
-// code (0 after a signal).
+// The CLI entry: binds, serves until SIGINT or SIGTERM, then shuts down cleanly. A signal at any
+// moment, start-up included, ends it within about a second. Returns the exit code (0 after a
+// signal).
 int run_serve(const ServeOptions& opt);
 
 }  // namespace pg::web

@@ -76,4 +76,7 @@ int run_command(const std::vector<std::string>& args, std::string* out);
 
 std::string perfgate_bin();
 
+// Writes a token file as an operator should: mode 0600 (serve and run refuse one others may read).
+void write_token_file(const std::string& path, const std::string& text);
+
 }  // namespace pg::webtest
