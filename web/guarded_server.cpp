@@ -127,7 +127,7 @@ class GuardedServer::ConnectionThreads : public httplib::TaskQueue {
     tl_over_capacity = false;
   }
   void shutdown() override {
-    s_.request_stop();
+    if (!s_.stop_requested_.exchange(true)) s_.wake_connections();
     std::unique_lock lk(s_.conn_mutex_);
     s_.conn_cv_.wait(lk, [&] { return s_.open_connections_ == 0; });
   }
@@ -148,7 +148,7 @@ GuardedServer::GuardedServer(ConnLimits limits, int handler_slots, AdmitFn admit
   // Called by listen_after_bind() once the server counts as running: a stop requested before
   // then (a signal during start-up) takes effect here, where httplib's own stop() would not.
   new_task_queue = [this]() -> httplib::TaskQueue* {
-    if (stop_requested_) httplib::Server::stop();
+    if (stop_requested_) stop_listening();
     return new ConnectionThreads(*this);
   };
 }
@@ -158,13 +158,24 @@ GuardedServer::~GuardedServer() {
   ::close(stop_pipe_[1]);
 }
 
-void GuardedServer::request_stop() {
-  if (!stop_requested_.exchange(true)) {
-    const char byte = 1;
-    // The pipe stays readable from now on: every connection's poll returns.
-    [[maybe_unused]] ssize_t n = ::write(stop_pipe_[1], &byte, 1);
-  }
+void GuardedServer::wake_connections() {
+  const char byte = 1;
+  // The pipe stays readable from now on: every connection's poll returns.
+  [[maybe_unused]] ssize_t n = ::write(stop_pipe_[1], &byte, 1);
+}
+
+void GuardedServer::stop_listening() {
+  // Once, and only while listening: httplib's stop() is a no-op before that and must not run
+  // twice.
+  std::lock_guard lk(stop_mutex_);
+  if (listening_stopped_ || !is_running()) return;
+  listening_stopped_ = true;
   httplib::Server::stop();
+}
+
+void GuardedServer::request_stop() {
+  if (!stop_requested_.exchange(true)) wake_connections();
+  stop_listening();
 }
 
 bool GuardedServer::process_and_close_socket(socket_t sock) {
@@ -214,7 +225,7 @@ void GuardedServer::serve_connection(int sock, const std::string& peer, int peer
     }
     const bool close = fr.close_after || stop_requested_ || count + 1 >= keep_alive_max_count_;
     bool ok = false, connection_closed = false;
-    std::string out;
+    std::string out, failure;
     while (!slots_.try_acquire_for(100ms))
       if (stop_requested_) return;
     {
@@ -223,7 +234,16 @@ void GuardedServer::serve_connection(int sock, const std::string& peer, int peer
         ~Release() { s.release(); }
       } release{slots_};
       BufferedStream strm(fr.bytes, out, sock, peer, peer_port);
-      around_([&] { ok = process_request(strm, close, connection_closed, {}); });
+      try {
+        around_([&] { ok = process_request(strm, close, connection_closed, {}); });
+      } catch (const std::exception& e) {
+        // Handlers answer their own errors; this is the connection lent to them failing to open.
+        failure = std::string("the database cannot be opened: ") + e.what();
+      }
+    }
+    if (!failure.empty()) {
+      refuse_and_close(sock, &reader, fr.head.path, 503, failure);
+      return;
     }
     std::string().swap(fr.bytes);
     if (!reader.send_all(out)) return;

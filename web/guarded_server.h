@@ -43,6 +43,8 @@ class GuardedServer : public httplib::Server {
  private:
   bool process_and_close_socket(socket_t sock) override;
   void serve_connection(int sock, const std::string& peer, int peer_port);
+  void wake_connections();
+  void stop_listening();
   void refuse_and_close(int sock, RequestReader* reader, const std::string& path, int status,
                         const std::string& reason);
 
@@ -56,6 +58,8 @@ class GuardedServer : public httplib::Server {
   std::counting_semaphore<> slots_;
   int stop_pipe_[2] = {-1, -1};
   std::atomic<bool> stop_requested_{false};
+  std::mutex stop_mutex_;
+  bool listening_stopped_ = false;
 
   std::mutex conn_mutex_;
   std::condition_variable conn_cv_;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -267,7 +268,15 @@ int run_serve(const ServeOptions& opt) {
                  sig == SIGINT ? "SIGINT" : "SIGTERM");
     std::lock_guard lk(m);
     stop_requested = true;
-    if (running) running->stop();
+    if (running) {
+      running->stop();
+    } else {
+      // Still opening the database and preparing the assets (seconds on a loaded machine), and
+      // nothing written yet: end now rather than when start-up is done.
+      std::fprintf(stderr, "perfgate serve: stopped before serving\n");
+      std::fflush(stderr);
+      std::_Exit(kExitOk);
+    }
   });
   auto end_watcher = [&] {
     finished.store(true);

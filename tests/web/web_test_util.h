@@ -63,6 +63,7 @@ class ServeProcess {
   // Waits for exit; returns the exit code, 128+signal when killed, -1 on timeout.
   int wait_exit(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   void signal(int sig);
+  int pid() const { return pid_; }
   std::string stderr_text() const;
 
  private:
