@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <condition_variable>
 #include <mutex>
 #include <filesystem>
 #include <thread>
@@ -137,6 +138,9 @@ struct Server::Impl {
   // for all of them (seconds on a large database). Requests meanwhile share its work.
   std::thread warmer;
   std::atomic<bool> stopping{false};
+  std::mutex warm_mutex;
+  std::condition_variable warm_cv;
+  bool warm_done = false;
 };
 
 Server::Server(ServeOptions opt) {
@@ -229,10 +233,21 @@ void Server::serve() {
     } catch (const std::exception& e) {
       std::fprintf(stderr, "perfgate serve: warming the caches failed: %s\n", e.what());
     }
+    std::lock_guard lk(impl->warm_mutex);
+    impl->warm_done = true;
+    impl->warm_cv.notify_all();
   });
   impl_->http.listen_after_bind();
   impl_->stopping = true;
-  impl_->warmer.join();
+}
+
+bool Server::wait_background(std::chrono::milliseconds limit) {
+  impl_->stopping = true;
+  std::unique_lock lk(impl_->warm_mutex);
+  if (!impl_->warm_cv.wait_for(lk, limit, [&] { return impl_->warm_done; })) return false;
+  lk.unlock();
+  if (impl_->warmer.joinable()) impl_->warmer.join();
+  return true;
 }
 
 void Server::stop() {
@@ -296,8 +311,18 @@ int run_serve(const ServeOptions& opt) {
                                                           : opt.host.c_str(),
                  port, opt.db_path.c_str(), opt.token ? "on" : "off: no --token-file");
     server.serve();
-    std::lock_guard lk(m);
-    running = nullptr;
+    {
+      std::lock_guard lk(m);
+      running = nullptr;
+    }
+    // Every request is answered and every connection closed; what may remain is the start-up
+    // cache warming, one series view at a time (seconds on a large store under load). It writes
+    // nothing: rather than wait for it, end the process.
+    if (!server.wait_background(std::chrono::milliseconds(300))) {
+      std::fprintf(stderr, "perfgate serve: stopped\n");
+      std::fflush(stderr);
+      std::_Exit(kExitOk);
+    }
   } catch (...) {
     {
       std::lock_guard lk(m);

@@ -1,5 +1,6 @@
 // perfgate serve: the dashboard and JSON API over one perfgate database.
 #pragma once
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ class Server {
   int bind();
   // Serves until stop(); call bind() first.
   void serve();
+  // After serve() returned: waits up to `limit` for the start-up cache warming to end; false if
+  // it is still busy (the destructor would wait for it).
+  bool wait_background(std::chrono::milliseconds limit);
   // Thread-safe, also before serve() started (serve() then returns at once); serve() returns
   // soon after. Not async-signal-safe: see run_serve.
   void stop();
