@@ -7,12 +7,13 @@ back to back, and one ingest writer POSTing a stored run (a duplicate: 200) in a
   baseline   no attacker
   slowloris  SLOW connections from 127.0.0.2-9, each sending a header line every 3-9 s and
              reconnecting when the server closes it
-  bigbody    4 clients from 127.0.0.10-13 streaming unauthenticated 1 GiB chunked POSTs to
-             /api/v1/runs, reconnecting when refused
+  bigbody    4 clients from 127.0.0.10-13 streaming unauthenticated chunked POSTs of BIG_MIB
+             (256) MiB each to /api/v1/runs, reconnecting when refused
 Each phase reports the client's p50/p99/max latency, its failures (no answer within 10 s), the
 writer's posts and p99, and the server's resident memory (VmHWM grows only; VmRSS at the end).
 
 Usage: bench/server_abuse.py [--build build] [--peer OTHER_PERFGATE] [--seconds 20] [--slow 64]
+                            [--big-mib 256]
 --peer runs the same phases against another perfgate binary (e.g. an older build) in the same run.
 Needs the perfgate and web_seed targets built.
 """
@@ -125,7 +126,7 @@ def slowloris(port, source, ph):
             ph.stop.wait(0.2)  # closed or refused by the server: come back
 
 
-def bigbody(port, source, ph):
+def bigbody(port, source, ph, mib):
     chunk = b"100000\r\n" + b"x" * 0x100000 + b"\r\n"
     head = (b"POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
             b"Content-Type: application/json\r\n\r\n")
@@ -134,10 +135,12 @@ def bigbody(port, source, ph):
             with socket.create_connection(("127.0.0.1", port), timeout=5,
                                           source_address=(source, 0)) as s:
                 s.sendall(head)
-                for _ in range(1024):  # 1 GiB
+                for _ in range(mib):
                     if ph.stop.is_set():
                         break
                     s.sendall(chunk)
+                s.sendall(b"0\r\n\r\n")
+                s.recv(4096)
         except OSError:
             ph.stop.wait(0.05)
 
@@ -146,7 +149,8 @@ def run_phase(name, port, pid, token, doc, seconds, attackers):
     ph = Phase()
     threads = [threading.Thread(target=victim, args=(port, ph)),
                threading.Thread(target=writer, args=(port, token, doc, ph))]
-    threads += [threading.Thread(target=fn, args=(port, src, ph)) for fn, src in attackers]
+    threads += [threading.Thread(target=fn, args=(port, src, ph, *extra))
+                for fn, src, *extra in attackers]
     for t in threads[2:]:
         t.daemon = True
         t.start()
@@ -184,8 +188,8 @@ def bench(binary, db, token_file, token, doc, args):
         run_phase("baseline", port, p.pid, token, doc, args.seconds, [])
         slow = [(slowloris, f"127.0.0.{2 + i % 8}") for i in range(args.slow)]
         run_phase(f"slowloris ({args.slow} conns)", port, p.pid, token, doc, args.seconds, slow)
-        big = [(bigbody, f"127.0.0.{10 + i}") for i in range(4)]
-        run_phase("bigbody (4 x 1 GiB chunked, no token)", port, p.pid, token, doc, args.seconds,
+        big = [(bigbody, f"127.0.0.{10 + i}", args.big_mib) for i in range(4)]
+        run_phase(f"bigbody (4 x {args.big_mib} MiB chunked, no token)", port, p.pid, token, doc, args.seconds,
                   big)
     finally:
         p.terminate()
@@ -202,6 +206,7 @@ def main():
     ap.add_argument("--peer", help="another perfgate binary to run the same phases against")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--slow", type=int, default=64, help="slowloris connections")
+    ap.add_argument("--big-mib", type=int, default=256, help="size of each big unauthenticated body")
     args = ap.parse_args()
     perfgate = os.path.join(args.build, "perfgate")
     seed = os.path.join(args.build, "tests", "web", "web_seed")

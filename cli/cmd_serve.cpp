@@ -23,9 +23,10 @@ void add_serve_command(CLI::App& root, Action& action) {
   cmd->add_option("--port", opt->port, "TCP port (0: any free port)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("--token-file", *token_file,
-                  "file holding the bearer token POST /api/v1/runs requires (mode 600, as ssh keys); "
-                  "without it, ingest is off");
+  cmd->add_option(
+      "--token-file", *token_file,
+      "file holding the bearer token POST /api/v1/runs requires (mode 600, as ssh keys); "
+      "without it, ingest is off");
   cmd->add_option("--threads", opt->threads, "worker threads (each holds one SQLite connection)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));

@@ -43,16 +43,26 @@ std::string peer_of(int sock, int& port) {
 
 const char* status_text(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 417: return "Expectation Failed";
-    case 431: return "Request Header Fields Too Large";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Error";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Payload Too Large";
+    case 417:
+      return "Expectation Failed";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Error";
   }
 }
 
@@ -60,8 +70,7 @@ const char* status_text(int status) {
 // free again, out.
 class BufferedStream : public httplib::Stream {
  public:
-  BufferedStream(const std::string& in, std::string& out, int sock, const std::string& ip,
-                 int port)
+  BufferedStream(const std::string& in, std::string& out, int sock, const std::string& ip, int port)
       : in_(in), out_(out), sock_(sock), ip_(ip), port_(port) {}
   bool is_readable() const override { return pos_ < in_.size(); }
   bool is_writable() const override { return true; }
@@ -136,8 +145,8 @@ class GuardedServer::ConnectionThreads : public httplib::TaskQueue {
   GuardedServer& s_;
 };
 
-GuardedServer::GuardedServer(ConnLimits limits, int handler_slots, AdmitFn admit,
-                             RefusalFn refuse, AroundFn around)
+GuardedServer::GuardedServer(ConnLimits limits, int handler_slots, AdmitFn admit, RefusalFn refuse,
+                             AroundFn around)
     : limits_(limits),
       admit_(std::move(admit)),
       refuse_(std::move(refuse)),

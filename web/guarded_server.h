@@ -63,8 +63,8 @@ class GuardedServer : public httplib::Server {
 
   std::mutex conn_mutex_;
   std::condition_variable conn_cv_;
-  int open_connections_ = 0;                  // threads serving a connection
-  std::map<std::string, int> per_client_;     // open connections per client address
+  int open_connections_ = 0;               // threads serving a connection
+  std::map<std::string, int> per_client_;  // open connections per client address
 };
 
 }  // namespace pg::web

@@ -48,8 +48,8 @@ std::string json_for_display(const std::string& stored, size_t max_bytes) {
 
 std::string config_for_api(const std::string& stored, size_t max_bytes) {
   if (json_too_deep_at(stored))
-    return nlohmann::json("(config left out: nested deeper than " +
-                          std::to_string(kMaxJsonDepth) + " levels)")
+    return nlohmann::json("(config left out: nested deeper than " + std::to_string(kMaxJsonDepth) +
+                          " levels)")
         .dump();
   if (stored.size() > max_bytes)
     return nlohmann::json("(config left out: " + std::to_string(stored.size()) + " bytes)").dump();

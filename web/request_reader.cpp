@@ -31,8 +31,8 @@ bool is_tchar(unsigned char c) {
   return std::isalnum(c) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
 }
 bool is_token(std::string_view s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](char c) { return is_tchar(static_cast<unsigned char>(c)); });
+  return !s.empty() && std::all_of(s.begin(), s.end(),
+                                   [](char c) { return is_tchar(static_cast<unsigned char>(c)); });
 }
 
 std::string_view trim_blanks(std::string_view s) {
@@ -55,8 +55,8 @@ std::string seconds(std::chrono::milliseconds d) {
 
 // Milliseconds until `deadline`, for poll(); 0 when it passed.
 int poll_ms(std::chrono::steady_clock::time_point deadline) {
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline -
-                                                                  std::chrono::steady_clock::now());
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   return static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT_MAX));
 }
 
@@ -122,8 +122,8 @@ bool RequestReader::need(size_t bytes, Clock::time_point deadline, FramedRequest
   return true;
 }
 
-std::string RequestReader::take_line(size_t max_len, Clock::time_point deadline,
-                                     FramedRequest& fr, bool& ok) {
+std::string RequestReader::take_line(size_t max_len, Clock::time_point deadline, FramedRequest& fr,
+                                     bool& ok) {
   size_t scanned = 0;
   for (;;) {
     const size_t eol = buf_.find("\r\n", scanned ? scanned - 1 : 0);
@@ -214,8 +214,9 @@ FramedRequest RequestReader::next(const AdmitFn& admit, bool first) {
     head_end = buf_.find("\r\n\r\n", scanned > 3 ? scanned - 3 : 0);
     if (head_end != std::string::npos) break;
     if (buf_.size() > limits_.max_head_bytes)
-      return refuse(std::move(fr), 431, "request head larger than " +
-                                            std::to_string(limits_.max_head_bytes) + " bytes");
+      return refuse(
+          std::move(fr), 431,
+          "request head larger than " + std::to_string(limits_.max_head_bytes) + " bytes");
     scanned = buf_.size();
     const Fill f = fill(head_deadline);
     if (f == Fill::timeout)
@@ -224,8 +225,8 @@ FramedRequest RequestReader::next(const AdmitFn& admit, bool first) {
     if (f != Fill::more) return fr;
   }
   if (head_end + 4 > limits_.max_head_bytes)
-    return refuse(std::move(fr), 431, "request head larger than " +
-                                          std::to_string(limits_.max_head_bytes) + " bytes");
+    return refuse(std::move(fr), 431,
+                  "request head larger than " + std::to_string(limits_.max_head_bytes) + " bytes");
   const std::string head_text = buf_.substr(0, head_end);
   buf_.erase(0, head_end + 4);
 
@@ -233,9 +234,8 @@ FramedRequest RequestReader::next(const AdmitFn& admit, bool first) {
   std::vector<std::string_view> lines;
   for (size_t pos = 0;;) {
     const size_t eol = head_text.find("\r\n", pos);
-    lines.emplace_back(std::string_view(head_text).substr(pos, eol == std::string::npos
-                                                                   ? std::string::npos
-                                                                   : eol - pos));
+    lines.emplace_back(std::string_view(head_text).substr(
+        pos, eol == std::string::npos ? std::string::npos : eol - pos));
     if (eol == std::string::npos) break;
     pos = eol + 2;
   }
@@ -312,9 +312,9 @@ FramedRequest RequestReader::read_body(FramedRequest fr, const Admission& adm,
     fr.close_after = true;  // the body is still on the wire, unread
   } else if (has_body) {
     if (content_length > adm.max_body)
-      return refuse(std::move(fr), 413,
-                    "request body too large (more than " + std::to_string(adm.max_body) +
-                        " bytes)");
+      return refuse(
+          std::move(fr), 413,
+          "request body too large (more than " + std::to_string(adm.max_body) + " bytes)");
     if (expect_continue && !send_all("HTTP/1.1 100 Continue\r\n\r\n")) return FramedRequest{};
     if (chunked) {
       if (!read_chunked(body, adm.max_body, deadline, fr)) return fr;

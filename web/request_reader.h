@@ -26,8 +26,8 @@ struct ConnLimits {
   std::chrono::milliseconds request_timeout{60000};
   // Writing one response.
   std::chrono::milliseconds write_timeout{10000};
-  size_t max_head_bytes = 32 * 1024;  // request line and headers (431 beyond)
-  size_t max_header_count = 100;      // (431 beyond)
+  size_t max_head_bytes = 32 * 1024;        // request line and headers (431 beyond)
+  size_t max_header_count = 100;            // (431 beyond)
   size_t max_other_body_bytes = 64 * 1024;  // bodies of requests the server does not admit larger
   int max_connections = 1024;               // open connections in all (503 beyond)
   int max_connections_per_client = 32;      // open connections per client address (503 beyond)

@@ -49,12 +49,13 @@ void check_token(const App& app, const Req& req, Res& res) {
   const std::string what = e.what();
   std::fprintf(stderr, "perfgate serve: ingest not stored: %s\n", log_safe(what).c_str());
   if (what.find("database or disk is full") != std::string::npos)
-    throw HttpError(507, "the server's disk is full: the run was not stored; retry once space is "
-                         "freed");
+    throw HttpError(507,
+                    "the server's disk is full: the run was not stored; retry once space is "
+                    "freed");
   if (what.find("disk I/O error") != std::string::npos ||
       what.find("attempt to write a readonly database") != std::string::npos)
-    throw HttpError(503, "the server could not write its database (" + what +
-                             "): the run was not stored");
+    throw HttpError(
+        503, "the server could not write its database (" + what + "): the run was not stored");
   throw;
 }
 

@@ -9,13 +9,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <condition_variable>
-#include <mutex>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "common/errors.h"
@@ -103,8 +103,8 @@ void log_refusal(const std::string& path, int status, const std::string& reason)
   std::tm tm{};
   gmtime_r(&now, &tm);
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  const std::string line = std::string(when) + " - " + (path.empty() ? "-" : log_safe(path)) +
-                           " " + std::to_string(status) + " refused: " + log_safe(reason) + "\n";
+  const std::string line = std::string(when) + " - " + (path.empty() ? "-" : log_safe(path)) + " " +
+                           std::to_string(status) + " refused: " + log_safe(reason) + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
@@ -306,10 +306,10 @@ int run_serve(const ServeOptions& opt) {
       if (stop_requested) server.stop();  // serve() below then returns at once
     }
     const int port = server.bind();
-    std::fprintf(stderr, "perfgate serve: listening on http://%s:%d/ (db %s, ingest %s)\n",
-                 opt.host.find(':') != std::string::npos ? ("[" + opt.host + "]").c_str()
-                                                          : opt.host.c_str(),
-                 port, opt.db_path.c_str(), opt.token ? "on" : "off: no --token-file");
+    std::fprintf(
+        stderr, "perfgate serve: listening on http://%s:%d/ (db %s, ingest %s)\n",
+        opt.host.find(':') != std::string::npos ? ("[" + opt.host + "]").c_str() : opt.host.c_str(),
+        port, opt.db_path.c_str(), opt.token ? "on" : "off: no --token-file");
     server.serve();
     {
       std::lock_guard lk(m);

@@ -321,7 +321,8 @@ TEST_F(ServerLimits, DiskFullOnIngestIs507AndNothingIsStored) {
   const std::string doc = new_run_doc(50, 30);  // hundreds of KiB once stored
   // A file-size limit stands in for a full disk: the database's writes past it fail with EFBIG
   // (SIGXFSZ ignored, as `perfgate serve` does).
-  struct sigaction ign {}, old {};
+  struct sigaction ign {
+  }, old{};
   ign.sa_handler = SIG_IGN;
   sigaction(SIGXFSZ, &ign, &old);
   rlimit saved{};

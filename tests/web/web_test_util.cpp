@@ -105,10 +105,9 @@ std::string perfgate_bin() { return PERFGATE_BIN; }
 
 void write_token_file(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
-  std::filesystem::permissions(path,
-                               std::filesystem::perms::owner_read |
-                                   std::filesystem::perms::owner_write,
-                               std::filesystem::perm_options::replace);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+      std::filesystem::perm_options::replace);
 }
 
 ServeProcess::ServeProcess(const std::vector<std::string>& args, const std::string& stderr_file)
