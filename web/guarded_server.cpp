@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <deque>
 #include <system_error>
 #include <thread>
 
@@ -107,9 +108,10 @@ class BufferedStream : public httplib::Stream {
 
 }  // namespace
 
-// A thread per connection, up to the total cap; past it the connection is refused (503) on the
-// accepting thread. The threads only wait on sockets; the work that needs a database connection
-// is bounded by the handler slots.
+// A thread per open connection, up to the total cap; past it the connection is refused (503) on
+// the accepting thread. Threads are kept for reuse while idle (up to 30 s), so a new connection
+// costs a hand-over, not a thread start. They only wait on sockets; the work that needs a database
+// connection is bounded by the handler slots.
 class GuardedServer::ConnectionThreads : public httplib::TaskQueue {
  public:
   explicit ConnectionThreads(GuardedServer& s) : s_(s) {}
@@ -118,16 +120,19 @@ class GuardedServer::ConnectionThreads : public httplib::TaskQueue {
       std::lock_guard lk(s_.conn_mutex_);
       if (s_.open_connections_ < s_.limits_.max_connections) {
         ++s_.open_connections_;
-        try {
-          std::thread([this, fn] {
-            fn();
-            std::lock_guard lk2(s_.conn_mutex_);
-            --s_.open_connections_;
-            s_.conn_cv_.notify_all();
-          }).detach();
+        jobs_.push_back(std::move(fn));
+        if (jobs_.size() <= idle_) {
+          jobs_cv_.notify_one();
           return;
-        } catch (const std::system_error&) {
-          --s_.open_connections_;  // no thread to be had: refuse like a full server
+        }
+        try {
+          std::thread([this] { work(); }).detach();
+          ++threads_;
+          return;
+        } catch (const std::system_error&) {  // no thread to be had: refuse like a full server
+          --s_.open_connections_;
+          fn = std::move(jobs_.back());
+          jobs_.pop_back();
         }
       }
     }
@@ -138,11 +143,40 @@ class GuardedServer::ConnectionThreads : public httplib::TaskQueue {
   void shutdown() override {
     if (!s_.stop_requested_.exchange(true)) s_.wake_connections();
     std::unique_lock lk(s_.conn_mutex_);
-    s_.conn_cv_.wait(lk, [&] { return s_.open_connections_ == 0; });
+    shutting_down_ = true;
+    jobs_cv_.notify_all();
+    s_.conn_cv_.wait(lk, [&] { return s_.open_connections_ == 0 && threads_ == 0; });
   }
 
  private:
+  void work() {
+    std::unique_lock lk(s_.conn_mutex_);
+    for (;;) {
+      ++idle_;
+      const bool got = jobs_cv_.wait_for(lk, std::chrono::seconds(30),
+                                         [&] { return !jobs_.empty() || shutting_down_; });
+      --idle_;
+      if (!got || jobs_.empty()) break;  // idle too long, or shutting down
+      std::function<void()> fn = std::move(jobs_.front());
+      jobs_.pop_front();
+      lk.unlock();
+      fn();
+      fn = nullptr;
+      lk.lock();
+      --s_.open_connections_;
+      s_.conn_cv_.notify_all();
+    }
+    --threads_;
+    s_.conn_cv_.notify_all();
+  }
+
   GuardedServer& s_;
+  // All guarded by s_.conn_mutex_.
+  std::deque<std::function<void()>> jobs_;  // accepted connections not yet taken by a thread
+  size_t idle_ = 0;                         // threads waiting for one
+  size_t threads_ = 0;
+  bool shutting_down_ = false;
+  std::condition_variable jobs_cv_;
 };
 
 GuardedServer::GuardedServer(ConnLimits limits, int handler_slots, AdmitFn admit, RefusalFn refuse,
