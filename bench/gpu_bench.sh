@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2086  # $db and $seed are flag lists: word splitting is the point
-# The GPU benchmark (issue 6): perfgate's sweeps and the PyTorch / transformers peers on one GPU
+# The GPU benchmark: perfgate's sweeps and the PyTorch / transformers peers on one GPU
 # machine, back to back, so that every ratio compares numbers measured side by side.
-# On the GPU machine, repo root, after `source .device-debs/env.sh`:
+# On a GPU machine set up as in docs/INSTALL.md, from the repository root:
 #   bench/gpu_bench.sh OUT perfgate   # build, CUDA tests, sweeps, A/A gate, profile -> OUT/perfgate.tgz
 #   bench/gpu_bench.sh OUT peers      # the Python peers -> OUT/peers.jsonl
-# Then here, with both files in DIR (perfgate.tgz unpacked): python3 bench/render_gpu.py DIR --write
+# Then, with both files in DIR (perfgate.tgz unpacked): python3 bench/render_gpu.py DIR --write
 # docs/PERFORMANCE.md, which replaces the generated section of that file.
 set -uo pipefail
 out=${1:?usage: gpu_bench.sh OUT perfgate|peers}
@@ -44,7 +44,7 @@ run() { echo "+ perfgate run $*"; local t; t=$(date +%s); $pg run --quiet --repo
 db="--db $raw/gpu.db"
 seed="--batch-sizes 1,4,8,16 --seq-lens 64,256,512 --gen-tokens 32 --warmup 3 --reps 10"
 git -C $repo checkout -q main~2
-run $db --model gpt2 --dtype bf16,fp32 $seed                                    # the seeds' matrix (eager)
+run $db --model gpt2 --dtype bf16,fp32 $seed                                    # the batch x prompt matrix (eager)
 run $db --model gpt2,gpt2-xl --dtype bf16 --batch-sizes 1,16 --seq-lens 512 --cuda-graphs on,off
 run $db --model cs336-small,cs336-medium,cs336-large,cs336-xl --dtype bf16 --batch-sizes 1,16 --seq-lens 512 --cuda-graphs on,off
 run $db --model gpt2 --dtype bf16 --batch-sizes 1,16 --seq-lens 64,512 --kv-cache on,off

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds perfgate, the LibTorch test suite and lm_decode_profile into build-gpu/ on the GPU
-# machine (after `source .device-debs/env.sh`; see ../shared/device/README.md).
+# Builds perfgate, the LibTorch test suite and lm_decode_profile into build-gpu/ on a GPU machine
+# with the dependencies of scripts/setup.sh and the CUDA toolkit (docs/INSTALL.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 plotly=()

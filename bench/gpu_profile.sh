@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a GPU decode step's time goes (issue 6), for each MODEL at batch 1, prompt 512, bf16:
+# Where a GPU decode step's time goes for each MODEL at batch 1, prompt 512, bf16:
 # the host time per ATen operator of an eager step and the graph replay with each decode-attention
 # form (lm_decode_profile), and Nsight Compute's kernel list of one graph replay.
 # Usage (GPU machine, repo root, after bench/gpu_build.sh): bench/gpu_profile.sh OUTDIR MODEL...

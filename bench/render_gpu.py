@@ -88,12 +88,12 @@ B1 = dict(dtype="bf16", batch_size=1, seq_len=512, kv_cache=True)
 env = FIRST_RUN.get("env", {})
 date = FIRST_RUN.get("started_at", "?")[:10]
 smi = open(os.path.join(D, "nvidia-smi.txt")).read().strip().splitlines()[-1]
-say(f"Measured {date} on the lent GPU machine: {env.get('device')} (cc {env.get('compute_capability')}), "
+say(f"Measured {date} on one {env.get('device')} (cc {env.get('compute_capability')}), "
     f"driver {env.get('driver')}, CUDA {env.get('cuda')}, cuDNN {env.get('cudnn')}, LibTorch {env.get('torch')}, "
     f"{env.get('logical_cpus')} host cores ({env.get('cpu')}); clocks at the start `{smi}`. Peers: torch "
     f"{next((p['torch'] for p in PEERS if 'torch' in p), '?')}, transformers "
     f"{next((p['transformers'] for p in PEERS if 'transformers' in p), '?')}. perfgate commit `{args.commit[:7]}`.\n")
-say("Commands, back to back on one machine: `source .device-debs/env.sh; bench/gpu_bench.sh OUT perfgate` "
+say("Commands, back to back on one machine set up with `scripts/setup.sh`: `bench/gpu_bench.sh OUT perfgate` "
     "(build, CUDA tests, every perfgate sweep below, the A/A gate, the profile), then "
     "`bench/gpu_bench.sh OUT peers`; rendered here by `python3 bench/render_gpu.py DIR --commit SHA "
     "--write docs/PERFORMANCE.md`. bf16, prompt 512, 32 new tokens (31 timed decode steps), warm-up 3, "
@@ -117,7 +117,7 @@ loop = {(mo, g): find(LOOP, model=mo, cuda_graphs=g, **B1) for mo in ("gpt2", "g
 aa_text = open(os.path.join(D, "aa_compare.md")).read()
 aa_exit = re.search(r"exit code: (\d+)", aa_text)
 
-say("### Issue 6 targets\n")
+say("### Targets\n")
 say("| target | gpt2 | gpt2-xl | met? |")
 say("|---|---|---|---|")
 limit = {"gpt2": 0.65, "gpt2-xl": 3.3}
@@ -144,7 +144,7 @@ over = {mo: ratio(tp(graph[mo]), tp(loop[(mo, True)])) for mo in limit}
 say("| per-step events vs one pair around the loop differ < 2% (CUDA graphs) | "
     + " | ".join(f"{f(tp(graph[mo]))} vs {f(tp(loop[(mo, True)]))} ms ({pct(abs(over[mo] - 1) if over[mo] else None)})" for mo in limit)
     + " | " + yes(all(o and abs(o - 1) < 0.02 for o in over.values())) + " |")
-say(f"| A/A: the seed sweep with CUDA graphs twice at one commit, `--min-effect 0.01` passes | exit code "
+say(f"| A/A: the default gpt2 sweep with CUDA graphs twice at one commit, `--min-effect 0.01` passes | exit code "
     f"{aa_exit.group(1) if aa_exit else '?'} | | {yes(aa_exit and aa_exit.group(1) == '0')} |")
 say("")
 
@@ -167,7 +167,7 @@ say("")
 say("### CUDA graphs on and off: gpt2, gpt2-xl and the cs336 presets (batch 1 and 16)\n")
 say("MBU: bytes a decode step must read (weights and the KV cache) over the step time, against the "
     "datasheet's 4.8 TB/s; prefill MFU against 989.5 TFLOP/s (bf16 dense). The copy bandwidth measured on "
-    "this machine is 4.1–4.3 TB/s, so MBU cannot exceed about 0.88.\n")
+    "the same machine is 4.1–4.3 TB/s, so MBU cannot exceed about 0.88.\n")
 say("| model | B | graphs | prefill ms | tpot ms | itl p99 ms | MBU | prefill MFU | CV |")
 say("|---|--:|---|--:|--:|--:|--:|--:|--:|")
 for mo in ("gpt2", "gpt2-xl", "cs336-small", "cs336-medium", "cs336-large", "cs336-xl"):
@@ -204,7 +204,7 @@ for mo in ("gpt2", "gpt2-xl"):
 say("\nWith graphs the two differ by well under 1%. Without graphs they differ by the eager path's own "
     "run-to-run noise (its CV is in the table), so no overhead figure is claimed for eager.\n")
 
-say("### KV cache on and off (gpt2, eager; the seeds' contrast)\n")
+say("### KV cache on and off (gpt2, eager)\n")
 say("| B | P | tpot ms, cache on | tpot ms, cache off | off / on |")
 say("|--:|--:|--:|--:|--:|")
 for b in (1, 16):
@@ -214,7 +214,7 @@ for b in (1, 16):
         say(f"| {b} | {p} | {f(on)} | {f(off)} | {f(ratio(off, on), 1)}× |")
 say("")
 
-say("### The seeds' matrix: gpt2, eager, against eager transformers\n")
+say("### Batch × prompt matrix: gpt2, eager, against eager transformers\n")
 say("| dtype | B | P | prefill ms | tpot ms | decode tok/s | peak MiB | MBU | CV | transformers tpot ms | transformers / perfgate |")
 say("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 for dt in ("bf16", "fp32"):
@@ -226,7 +226,7 @@ for dt in ("bf16", "fp32"):
             say(f"| {dt} | {b} | {p} | {f(m(c, 'prefill_ms'))} | {f(tp(c))} | {f(m(c, 'decode_tok_s'), 0)} | "
                 f"{f(peak / 2**20 if peak else None, 0)} | {f(m(c, 'mbu'))} | {pct(m(c, 'cv'))} | "
                 f"{f(h and h['tpot_ms'])} | {f(ratio(h and h['tpot_ms'], tp(c)), 2)}× |")
-say("\n(transformers ran bf16 only in this session.)\n")
+say("\n(transformers was measured in bf16 only.)\n")
 
 # ---- where the time goes ---------------------------------------------------------------------------
 for path in sorted(glob.glob(os.path.join(D, "ncu_*_graph.csv"))):
@@ -252,7 +252,7 @@ for path in sorted(glob.glob(os.path.join(D, "host_profile_*.md"))):
 # ---- sensitivity -------------------------------------------------------------------------------------
 secs = open(os.path.join(D, "aa_seconds.txt")).read().strip()
 say("### Sensitivity: the gate on the GPU\n")
-say(f"The gpt2 seed sweep with CUDA graphs (12 cells, 13 repetitions of 32 tokens each) ran twice at one "
+say(f"The default gpt2 sweep with CUDA graphs (12 cells, 13 repetitions of 32 tokens each) ran twice at one "
     f"commit, {secs} s of wall time for both; `perfgate compare --min-effect 0.01` exit code "
     f"{aa_exit.group(1) if aa_exit else '?'}.\n")
 sim = os.path.join(D, "sim_gpu_cvs.md")

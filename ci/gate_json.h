@@ -1,4 +1,4 @@
-// The compare JSON of SPEC.md ("The merge gate"), shared by `perfgate compare --format json` and
+// The compare JSON of docs/FORMATS.md, shared by `perfgate compare --format json` and
 // web/'s GET /api/v1/compare so the two can never drift apart.
 #pragma once
 #include <nlohmann/json.hpp>
@@ -12,7 +12,7 @@ namespace pg {
 //  "cuda_graphs", "device"}
 nlohmann::json cell_key_to_json(const CellKey& key);
 
-// SPEC keys (base, head, verdict, alpha, min_effect, correction, cells[...]) with null where a
+// Its keys (base, head, verdict, alpha, min_effect, correction, cells[...]) with null where a
 // number is absent, plus extras: per cell base_n, head_n, base_runs, head_runs, note; at the top
 // warnings, base_runs, head_runs, counts per verdict, and env {base, head}.
 nlohmann::json gate_to_json(const GateResult& result);

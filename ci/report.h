@@ -11,7 +11,7 @@
 namespace pg {
 
 // What the gate knows beyond the statistics: how the revisions were spelled, where the baseline
-// came from. Shown by the human formats; the JSON keeps SPEC's shape plus these as extras.
+// came from. Shown by the human formats; the JSON keeps docs/FORMATS.md's shape plus these.
 struct ReportInfo {
   std::string base_spelled, head_spelled;  // "merge-base", "main", "HEAD~1", ...
   std::string base_source, head_source;    // "database" | "git" | "merge-base" | "sha"
@@ -41,7 +41,7 @@ class GateMarkdownReporter : public GateReporter {
   void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
 };
 
-// SPEC.md's compare JSON (see gate_json.h), pretty-printed.
+// docs/FORMATS.md's compare JSON (see gate_json.h), pretty-printed.
 class GateJsonReporter : public GateReporter {
  public:
   void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;

@@ -23,13 +23,13 @@ void GateGithubReporter::report(const GateResult& r, const ReportInfo&, std::ost
     std::string message = fmt::format(
         "{}: tpot_ms median {} -> {} ms ({}, ratio {} {}, adjusted p {}) between base {} and "
         "head {}; pooled base {}, head {}",
-        rt::key_label(c->key), rt::fmt_ms(c->base_median), rt::fmt_ms(c->head_median),
+        cell_label(c->key), rt::fmt_ms(c->base_median), rt::fmt_ms(c->head_median),
         rt::fmt_change(c->ratio), rt::fmt_ratio(c->ratio), rt::fmt_ci(*c), rt::fmt_p(c->p_adjusted),
         rt::short_sha(r.base), rt::short_sha(r.head), rt::fmt_pooled(c->base_runs, c->base_n),
         rt::fmt_pooled(c->head_runs, c->head_n));
     command(out, slower ? "error" : "warning",
             std::string("perfgate ") + (slower ? "regression" : "improvement") + " " +
-                rt::fmt_change(c->ratio) + " " + rt::key_label(c->key),
+                rt::fmt_change(c->ratio) + " " + cell_label(c->key),
             message);
   }
   // One warning per cause, not per cell: twelve identical "no baseline" lines help nobody.

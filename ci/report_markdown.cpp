@@ -82,7 +82,7 @@ void cell_table(const GateResult& r, const std::vector<const CellComparison*>& c
     std::string verdict = std::string(cell_icon(c->verdict)) + " " + to_string(c->verdict);
     if (!c->note.empty()) verdict += " (" + md(c->note) + ")";
     out << fmt::format("| {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n",
-                       verdict, md(rt::key_label(c->key)), rt::short_sha(r.base),
+                       verdict, md(cell_label(c->key)), rt::short_sha(r.base),
                        rt::short_sha(r.head), rt::fmt_ms(c->base_median),
                        rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), ratio,
                        rt::fmt_p(c->p_adjusted), c->base_runs, c->base_n, c->head_runs, c->head_n);
@@ -100,11 +100,12 @@ void environment_table(const GateResult& r, std::ostream& out) {
   }
   const auto diff = rt::env_differences(r);
   out << "| field | base | head |\n|---|---|---|\n";
-  for (const auto& f : fields) {
-    auto b = r.base_env.find(f), h = r.head_env.find(f);
+  for (const auto& field : fields) {
+    const std::string f = md(field);  // keys come from stored (possibly ingested) runs too
+    auto b = r.base_env.find(field), h = r.head_env.find(field);
     std::string bv = b == r.base_env.end() ? "-" : md(b->second);
     std::string hv = h == r.head_env.end() ? "-" : md(h->second);
-    if (diff.count(f)) {
+    if (diff.count(field)) {
       out << fmt::format("| **{}** (differs, performance-relevant) | **{}** | **{}** |\n", f, bv,
                          hv);
     } else {

@@ -76,7 +76,7 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
                                              false, true,  true, true};
   std::vector<std::pair<Row, CellVerdict>> rows;
   for (const CellComparison* c : rt::worst_first(r.cells)) {
-    rows.push_back({{to_string(c->verdict), rt::key_label(c->key), rt::fmt_ms(c->base_median),
+    rows.push_back({{to_string(c->verdict), cell_label(c->key), rt::fmt_ms(c->base_median),
                      rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), rt::fmt_ci(*c),
                      rt::fmt_p(c->p_adjusted), fmt::format("{} ({}r)", c->base_n, c->base_runs),
                      fmt::format("{} ({}r)", c->head_n, c->head_runs)},

@@ -14,12 +14,6 @@ std::string short_sha(const std::string& sha) {
   return sha.empty() ? "(none)" : sha.substr(0, std::min<size_t>(7, sha.size()));
 }
 
-std::string key_label(const CellKey& k) {
-  return fmt::format("{} {} B={} P={} gen={} kv={} {} graphs={} {}", k.model, k.dtype, k.batch_size,
-                     k.seq_len, k.gen_tokens, k.kv_cache ? "on" : "off", k.attention,
-                     k.cuda_graphs ? "on" : "off", k.device);
-}
-
 std::string fmt_ms(const std::optional<double>& v) {
   if (!usable(v)) return "-";
   double a = std::fabs(*v);

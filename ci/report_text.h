@@ -7,13 +7,11 @@
 #include <vector>
 
 #include "stats/gate.h"
+#include "store/cell_label.h"
 
 namespace pg::report_text {
 
 std::string short_sha(const std::string& sha);  // first 7 characters, or "(none)"
-
-// "gpt2 bf16 B=4 P=256 gen=32 kv=on sdpa graphs=off cuda"
-std::string key_label(const CellKey& key);
 
 std::string fmt_ms(const std::optional<double>& v);          // "12.35", "0.3123", "-"
 std::string fmt_ratio(const std::optional<double>& v);       // "1.065", "-"

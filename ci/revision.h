@@ -1,5 +1,5 @@
 // Resolving the --base / --head revisions of `perfgate compare` to full commit SHAs.
-// Order (issue 3): a full SHA or a unique prefix stored in the database; else any revision the
+// Order (docs/CLI.md): a full SHA or a unique prefix stored in the database; else any revision the
 // git repository resolves (branch, tag, HEAD~1, short SHA); `merge-base` = merge-base of head and
 // the main branch. Unknown or ambiguous revisions throw UsageError (exit 2).
 #pragma once

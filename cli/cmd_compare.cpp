@@ -17,9 +17,11 @@
 #include "ci/report_text.h"
 #include "ci/revision.h"
 #include "cli/commands.h"
+#include "common/descriptive.h"
 #include "common/errors.h"
 #include "stats/changepoint.h"
 #include "stats/gate.h"
+#include "store/atomic_file.h"
 #include "store/store.h"
 
 namespace pg::cli {
@@ -53,20 +55,6 @@ void validate(const CompareFlags& f) {
   if (f.format != "table" && f.format != "markdown" && f.format != "json") {
     throw UsageError("--format must be table, markdown or json, got '" + f.format + "'");
   }
-}
-
-// Writes through a temporary sibling then renames, so a reader never sees half a report.
-void write_file(const std::string& path, const std::string& flag, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError(flag + " " + path + ": cannot open for writing");
-    out << text;
-    if (!out.flush()) throw RuntimeFailure(flag + " " + path + ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw RuntimeFailure(flag + " " + path + ": " + ec.message());
 }
 
 std::string render(const GateReporter& reporter, const GateResult& r, const ReportInfo& info) {
@@ -122,10 +110,10 @@ int run_compare(const CompareFlags& f) {
   if (to_stdout) {
     std::cout << report;
   } else {
-    write_file(f.output, "--output", report);
+    write_file_atomically(f.output, report, "--output");
   }
   if (!f.json_output.empty())
-    write_file(f.json_output, "--json", render(GateJsonReporter{}, result, info));
+    write_file_atomically(f.json_output, render(GateJsonReporter{}, result, info), "--json");
   if (f.github) {
     // Workflow commands go to stdout, unless stdout carries JSON that a tool must parse: the
     // Actions runner reads commands from both streams.
@@ -143,12 +131,6 @@ struct ChangesFlags {
   size_t min_segment = 3;
   double alpha = 0.01;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 struct CommitPoint {
   std::string commit, subject;
@@ -216,8 +198,7 @@ int run_changes(const ChangesFlags& f) {
                            {"change_points", cps_json}});
 
     if (f.format == "text") {
-      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id,
-                               report_text::key_label(series.key),
+      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id, cell_label(series.key),
                                env.contains("device") ? env["device"].get<std::string>() : "",
                                report_text::plural(int(points.size()), "commit"),
                                report_text::plural(int(cps.size()), "change point"));

@@ -1,5 +1,5 @@
 // Each subcommand registers itself on the root CLI11 app and sets `action` when chosen.
-// main.cpp owns parsing and the mapping of exceptions to SPEC exit codes.
+// main.cpp owns parsing and the mapping of exceptions to exit codes (docs/CLI.md).
 #pragma once
 #include <functional>
 

@@ -1,4 +1,6 @@
-// perfgate: one executable, one subcommand per job. Exit codes follow SPEC.md.
+// perfgate: one executable, one subcommand per job. Exit codes: docs/CLI.md.
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -8,6 +10,9 @@
 #include "common/version.h"
 
 int main(int argc, char** argv) {
+  // Past `ulimit -f` the kernel would kill us with SIGXFSZ mid-write; ignored, the write fails
+  // with EFBIG instead, which becomes exit 4 with a message naming the file (docs/STORE.md).
+  signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"perfgate: reproducible performance-regression CI for LM inference"};
   app.set_version_flag("--version", std::string("perfgate ") + pg::kVersion);
   app.require_subcommand(1);

@@ -1,4 +1,4 @@
-// Errors every layer may raise, and the exit codes of SPEC.md they map to.
+// Errors every layer may raise, and the exit codes they map to (docs/CLI.md).
 // Header-only and dependency-free so that runner/, store/, stats/, web/ and ci/ can all use it.
 #pragma once
 #include <stdexcept>

@@ -19,6 +19,7 @@
 #include "runner/lm/measure.h"
 #include "runner/lm/presets.h"
 #include "runner/submit.h"
+#include "store/atomic_file.h"
 
 namespace fs = std::filesystem;
 
@@ -70,6 +71,13 @@ const std::vector<SettingDef>& setting_defs() {
        K::number},
       {{"peak-tflops", "TFLOPS", "device peak FLOP/s (in the run's dtype) for MFU",
         "known-GPU table"},
+       K::number},
+      {{"exec", "CMD",
+        "measure every cell with your own benchmark: CMD runs in --repo through /bin/sh -c and "
+        "prints docs/PROTOCOL.md's JSON lines; --model then names your model(s)",
+        ""},
+       K::string_scalar},
+      {{"exec-timeout", "SECONDS", "limit on one cell's --exec command; then it is killed", "900"},
        K::number},
   };
   return defs;
@@ -125,13 +133,28 @@ int parse_positive(const RawItem& item) {
       parse_integer(item, 1, std::numeric_limits<int>::max(), "a positive integer"));
 }
 
-double parse_positive_number(const RawItem& item) {
+// > 0 and at most `max` (a limit that would overflow a clock when converted). "is not a positive
+// number" for the rest.
+double parse_positive_number(const RawItem& item, double max) {
   double v = 0;
   const char* b = item.text.data();
   const char* e = b + item.text.size();
   auto [p, ec] = std::from_chars(b, e, v);
   if (item.text.empty() || ec != std::errc() || p != e || !std::isfinite(v) || v <= 0)
     bad(item, "is not a positive number");
+  if (v > max) bad(item, fmt::format("is larger than {:g}", max));
+  return v;
+}
+
+// A device peak within [min, max]: outside it no real device, and derived ratios (MFU, MBU) would
+// overflow to inf and be refused only after the run row is stored.
+double parse_peak(const RawItem& item, double min, double max) {
+  double v = 0;
+  const char* b = item.text.data();
+  const char* e = b + item.text.size();
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (item.text.empty() || ec != std::errc() || p != e || !std::isfinite(v) || v < min || v > max)
+    bad(item, fmt::format("is not a number from {:g} to {:g}", min, max));
   return v;
 }
 
@@ -174,6 +197,18 @@ std::string parse_model(const RawItem& item) {
                         fmt::join(lm::preset_names(), ", ")));
 }
 
+// With --exec a model is the user's name for it: the series key, stable across commits, so a
+// name and not a path; presets and `kind:` specs are refused so the two kinds never share a key.
+std::string parse_exec_model(const RawItem& item) {
+  if (!exec_model_name_ok(item.text))
+    bad(item,
+        "is not a model name for --exec (1-64 letters, digits, '.', '_' or '-', starting "
+        "with a letter or digit; not a path)");
+  if (lm::find_preset(item.text))
+    bad(item, "is one of perfgate's own model presets; give your model a name of its own");
+  return item.text;
+}
+
 std::string parse_device(const RawItem& item) {
   const std::string& t = item.text;
   if (t == "cpu") return t;
@@ -198,9 +233,26 @@ std::string parse_output_path(const RawItem& item) {
   return item.text;
 }
 
+// --csv/--json are replaced atomically at the end (store/atomic_file.h): refuse now what that
+// would refuse then (a device node, a FIFO, a symlink to a directory).
+std::string parse_export_path(const RawItem& item) {
+  parse_output_path(item);
+  resolve_output_target(item.text, item.where);
+  return item.text;
+}
+
 const RawItem& single(const RawSetting& raw) { return raw.items.front(); }
 
 }  // namespace
+
+bool exec_model_name_ok(const std::string& name) {
+  if (name.empty() || name.size() > 64 || !std::isalnum(static_cast<unsigned char>(name[0])))
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      return false;
+  return true;
+}
 
 bool is_setting(const std::string& name) { return find_def(name) != nullptr; }
 
@@ -216,7 +268,18 @@ SweepConfig validate_settings(const RawSettings& s) {
     auto it = s.find(name);
     return it == s.end() ? nullptr : &it->second;
   };
-  if (auto r = get("model")) cfg.models = parse_list<std::string>(*r, parse_model);
+  if (auto r = get("exec")) {
+    if (single(*r).text.find_first_not_of(" \t") == std::string::npos) bad(single(*r), "is empty");
+    cfg.exec = single(*r).text;
+    if (!get("model"))
+      throw UsageError(r->where + ": needs --model NAME, your model's name (it keys the series)");
+  }
+  if (auto r = get("exec-timeout")) {
+    if (cfg.exec.empty()) throw UsageError(single(*r).where + ": only makes sense with --exec");
+    cfg.exec_timeout_s = parse_positive_number(single(*r), 1e6);  // 11.6 days
+  }
+  if (auto r = get("model"))
+    cfg.models = parse_list<std::string>(*r, cfg.exec.empty() ? parse_model : parse_exec_model);
   if (auto r = get("device")) cfg.device = parse_device(single(*r));
   if (cfg.device.empty()) cfg.device = cuda_available() ? "cuda" : "cpu";
   const bool on_cuda = cfg.device != "cpu";
@@ -252,8 +315,8 @@ SweepConfig validate_settings(const RawSettings& s) {
     cfg.repo = single(*r).text;
   }
   if (auto r = get("db")) cfg.db = parse_output_path(single(*r));
-  if (auto r = get("csv")) cfg.csv = parse_output_path(single(*r));
-  if (auto r = get("json")) cfg.json = parse_output_path(single(*r));
+  if (auto r = get("csv")) cfg.csv = parse_export_path(single(*r));
+  if (auto r = get("json")) cfg.json = parse_export_path(single(*r));
   if (auto r = get("submit")) {
     parse_submit_url(single(*r).text, single(*r).where);
     cfg.submit_url = single(*r).text;
@@ -267,8 +330,8 @@ SweepConfig validate_settings(const RawSettings& s) {
     throw UsageError(get("submit")->where + ": needs --token-file with the server's token");
   }
   if (auto r = get("quiet")) cfg.quiet = single(*r).text == "true";
-  if (auto r = get("peak-bw-gbps")) cfg.peak_bw_gbps = parse_positive_number(single(*r));
-  if (auto r = get("peak-tflops")) cfg.peak_tflops = parse_positive_number(single(*r));
+  if (auto r = get("peak-bw-gbps")) cfg.peak_bw_gbps = parse_peak(single(*r), 0.001, 1e7);
+  if (auto r = get("peak-tflops")) cfg.peak_tflops = parse_peak(single(*r), 0.001, 1e7);
 
   // Every prompt plus its generated tokens must fit the context of every preset model.
   const int max_seq = *std::max_element(cfg.seq_lens.begin(), cfg.seq_lens.end());
@@ -372,6 +435,10 @@ std::string sweep_config_json(const SweepConfig& cfg) {
   if (!cfg.submit_url.empty()) j["submit"] = cfg.submit_url;
   if (cfg.peak_bw_gbps) j["peak-bw-gbps"] = *cfg.peak_bw_gbps;
   if (cfg.peak_tflops) j["peak-tflops"] = *cfg.peak_tflops;
+  if (!cfg.exec.empty()) {
+    j["exec"] = cfg.exec;
+    j["exec-timeout"] = cfg.exec_timeout_s;
+  }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -13,8 +13,8 @@ class ExportFileReporter : public Reporter {
  public:
   ExportFileReporter(std::string path, ExportFormat format)
       : path_(std::move(path)), format_(format) {}
-  // Writes FILE.tmp, then renames it over FILE: a reader never sees half a file.
-  // Throws RuntimeFailure when the file cannot be written.
+  // Replaces FILE atomically (store/atomic_file.h): a reader never sees half a file, a symlink's
+  // target is replaced, a non-regular FILE is refused. Throws RuntimeFailure when writing fails.
   void sweep_finished(const Run& run) override;
 
  private:

@@ -5,15 +5,9 @@
 #include <unistd.h>
 
 #include "runner/text.h"
+#include "store/cell_label.h"
 
 namespace pg {
-
-std::string describe_cell(const CellKey& k) {
-  std::string s = fmt::format("{} {} {} kv={} B={} P={}", k.model, k.dtype, k.attention,
-                              k.kv_cache ? "on" : "off", k.batch_size, k.seq_len);
-  if (k.cuda_graphs) s += " graphs=on";
-  return s;
-}
 
 namespace {
 
@@ -68,7 +62,7 @@ void ProgressReporter::draw_bar(const CellKey& current) {
   const int filled = total ? static_cast<int>(kBarWidth * done_ / total) : kBarWidth;
   std::string line = fmt::format("[{}{}] {}/{}  {}  {}", std::string(filled, '#'),
                                  std::string(kBarWidth - filled, '.'), done_, total, eta_text,
-                                 describe_cell(current));
+                                 cell_label(current));
   const size_t width = static_cast<size_t>(terminal_width(out_)) - 1;
   if (line.size() > width) line.resize(width);
   // \r back to the start, the line, then erase what a longer previous line left behind.
@@ -88,7 +82,7 @@ void ProgressReporter::cell_finished(size_t index, const CellResult& result, dou
     draw_bar(result.key);
     return;
   }
-  fmt::print(out_, "[{}/{}] {}: {} ({:.1f} s)\n", done_, weight_.size(), describe_cell(result.key),
+  fmt::print(out_, "[{}/{}] {}: {} ({:.1f} s)\n", done_, weight_.size(), cell_label(result.key),
              outcome_text(result), seconds);
   std::fflush(out_);
 }

@@ -41,7 +41,4 @@ class ReporterList : public Reporter {
   std::vector<std::unique_ptr<Reporter>> list_;
 };
 
-// "tiny fp32 sdpa kv=on B=4 P=256" (+ " graphs=on" when on): how a cell is named to people.
-std::string describe_cell(const CellKey& key);
-
 }  // namespace pg

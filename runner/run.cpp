@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "common/errors.h"
+#include "runner/cell_measurer.h"
+#include "runner/exec/exec_runner.h"
 #include "runner/export_files.h"
 #include "runner/fingerprint.h"
 #include "runner/lm/measure.h"
@@ -14,6 +16,7 @@
 #include "runner/submit.h"
 #include "runner/sweep.h"
 #include "runner/table.h"
+#include "store/cell_label.h"
 #include "store/run_json.h"
 #include "store/store.h"
 
@@ -67,7 +70,7 @@ void check_cells_supported(const std::vector<CellKey>& cells) {
     try {
       check_cell_supported(key);
     } catch (const UsageError& e) {
-      throw UsageError(fmt::format("cell {}: {}", describe_cell(key), e.what()));
+      throw UsageError(fmt::format("cell {}: {}", cell_label(key), e.what()));
     }
   }
 }
@@ -80,7 +83,7 @@ void warn_about_failed_cells(const Run& run) {
              run.cells.size());
   for (const auto& c : run.cells)
     if (c.status != CellStatus::ok)
-      fmt::print(stderr, "  {}: {}{}\n", describe_cell(c.key), to_string(c.status),
+      fmt::print(stderr, "  {}: {}{}\n", cell_label(c.key), to_string(c.status),
                  c.reason ? " (" + *c.reason + ")" : std::string());
 }
 
@@ -89,7 +92,7 @@ void warn_about_failed_cells(const Run& run) {
 int perform_run(const SweepConfig& cfg) {
   // Everything that can be refused is refused before the run row is written.
   const std::vector<CellKey> cells = expand(cfg);
-  check_cells_supported(cells);
+  if (cfg.exec.empty()) check_cells_supported(cells);  // an --exec benchmark judges its own cells
   std::optional<SubmitTarget> target;
   std::string token;
   if (!cfg.submit_url.empty()) {
@@ -110,11 +113,18 @@ int perform_run(const SweepConfig& cfg) {
   if (!cfg.json.empty())
     files.add(std::make_unique<ExportFileReporter>(cfg.json, ExportFormat::json));
 
-  CellRunner runner;
+  std::unique_ptr<CellMeasurer> runner;
+  if (cfg.exec.empty()) {
+    runner = std::make_unique<LibTorchMeasurer>();
+  } else {
+    const auto device = env.find("device");
+    runner = std::make_unique<exec::ExecCellRunner>(exec::ExecSettings{
+        cfg.exec, cfg.repo, cfg.exec_timeout_s, device == env.end() ? "" : device->second});
+  }
   SweepOutcome outcome;
   {
     StopSignals signals;
-    outcome = run_sweep(cfg, cells, store, runner, git, env, console,
+    outcome = run_sweep(cfg, cells, store, *runner, git, env, console,
                         [] { return g_stop_requested != 0; });
   }
   const std::optional<Run> run = store.load_run(outcome.run_id);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <new>
 
+#include "runner/cell_measurer.h"
 #include "runner/config.h"
 #include "runner/lm/measure.h"
 #include "runner/reporter.h"
@@ -14,10 +15,10 @@ namespace {
 
 // CellRunner reports oom / invalid / error as results; anything that still escapes it becomes a
 // stored `error` (or `oom` for host memory) cell rather than the end of the sweep.
-CellResult run_cell(CellRunner& runner, const CellKey& key, const MeasureOptions& opt) {
+CellResult run_cell(CellMeasurer& runner, const CellKey& key, const MeasureOptions& opt) {
   CellResult r;
   try {
-    r = runner.run(key, opt);
+    r = runner.measure(key, opt);
   } catch (const std::bad_alloc&) {
     r = {};
     r.status = CellStatus::oom;
@@ -34,11 +35,20 @@ CellResult run_cell(CellRunner& runner, const CellKey& key, const MeasureOptions
 }  // namespace
 
 SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells, Store& store,
-                       CellRunner& runner, const GitInfo& git, const Environment& env,
+                       CellMeasurer& runner, const GitInfo& git, const Environment& env,
                        Reporter& reporter, const std::function<bool()>& stop_requested) {
   SweepOutcome out;
   out.total = cells.size();
-  out.run_id = store.begin_run(git, env, sweep_config_json(cfg));
+  // The run row comes first, unless the measurer learns part of the fingerprint from the first
+  // cell (an --exec engine's versions): then it is written right after that cell is measured.
+  bool begun = false;
+  auto begin = [&] {
+    Environment full = env;
+    for (const auto& [k, v] : runner.fingerprint()) full[k] = v;
+    out.run_id = store.begin_run(git, full, sweep_config_json(cfg));
+    begun = true;
+  };
+  if (!runner.fingerprint_after_first_cell()) begin();
   MeasureOptions opt;
   opt.warmup = cfg.warmup;
   opt.reps = cfg.reps;
@@ -57,14 +67,16 @@ SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells
       CellResult result = run_cell(runner, cells[i], opt);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!begun) begin();
       store.add_cell(out.run_id, result);
       ++out.attempted;
       reporter.cell_finished(i, result, seconds);
     }
+    if (!begun) begin();  // stopped before the first cell, or no cells
   } catch (...) {
     // The cells stored so far stay; the run says it did not finish normally.
     try {
-      store.finish_run(out.run_id, RunStatus::failed);
+      if (begun) store.finish_run(out.run_id, RunStatus::failed);
     } catch (...) {
     }
     throw;

@@ -32,6 +32,9 @@ struct SweepConfig {
   bool quiet = false;
   std::optional<double> peak_bw_gbps;  // override of the device table, for MBU
   std::optional<double> peak_tflops;   // override of the device table, for MFU
+  // --exec: the user's benchmark measures every cell (docs/PROTOCOL.md); models are then names.
+  std::string exec;
+  double exec_timeout_s = 900;  // per cell
 };
 
 // The Cartesian product, in the order cells are run: model, dtype, attention, kv-cache,
@@ -40,7 +43,7 @@ struct SweepConfig {
 std::vector<CellKey> expand(const SweepConfig& cfg);
 
 class Reporter;
-class CellRunner;
+class CellMeasurer;
 
 struct SweepOutcome {
   int64_t run_id = 0;
@@ -50,12 +53,13 @@ struct SweepOutcome {
   bool interrupted = false;
 };
 
-// Runs the cells of an already validated sweep into `store`: the run row first, then one committed
-// transaction per cell, then the run's final status. `stop_requested` is polled between cells; when
-// it says yes the run is finished as incomplete. A cell whose CellRunner throws is stored with
-// status error and the sweep goes on; a store failure marks the run failed and propagates.
+// Runs the cells of an already validated sweep into `store`: the run row first (after the first
+// cell when the measurer's fingerprint comes from it), then one committed transaction per cell,
+// then the run's final status. `stop_requested` is polled between cells; when it says yes the run
+// is finished as incomplete. A cell whose measurer throws is stored with status error and the
+// sweep goes on; a store failure marks the run failed and propagates.
 SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells, Store& store,
-                       CellRunner& runner, const GitInfo& git, const Environment& env,
+                       CellMeasurer& runner, const GitInfo& git, const Environment& env,
                        Reporter& reporter, const std::function<bool()>& stop_requested);
 
 // The whole of `perfgate run` for a validated config: up-front checks of every cell, fingerprint,

@@ -49,7 +49,7 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
                          const std::string& head_sha, const std::vector<Run>& head_runs,
                          const GateOptions& opt);
 
-// Exit code of `perfgate compare` for a result (SPEC: 0 pass, 1 regression, 3 inconclusive).
+// Exit code of `perfgate compare` for a result (docs/CLI.md: 0 pass, 1 regression, 3 inconclusive).
 int gate_exit_code(const GateResult& r);
 
 }  // namespace pg

@@ -9,8 +9,8 @@
 
 namespace pg::stats {
 
-// tpot of each repetition = sum(decode_ms[rep]) / (gen_tokens - 1) (SPEC "What one repetition
-// measures"). Computed from the raw samples so that pooling runs is exact; a cell stored without
+// tpot of each repetition = sum(decode_ms[rep]) / (gen_tokens - 1) (docs/METRICS.md "Derived
+// metrics"). Computed from the raw samples so that pooling runs is exact; a cell stored without
 // samples falls back to its tpot_ms metric, which is one value (the run's median), not one per
 // repetition. Non-finite or non-positive values are dropped.
 std::vector<double> repetition_tpot(const CellResult& cell);

@@ -1,4 +1,4 @@
-// CSV export: one row per cell, the seeds' benchmark_results.csv with the run, commit and
+// CSV export: one row per cell, a benchmark_results.csv with the run, commit and
 // environment added. RFC 4180 quoting; numbers in shortest round-trip form.
 #pragma once
 #include <string>
@@ -8,7 +8,7 @@
 
 namespace pg {
 
-// The SPEC metrics in a fixed order, then any other metric found in `runs`, sorted by name, so
+// docs/METRICS.md's metrics in order, then any other metric found in `runs`, sorted by name, so
 // the column set is stable for a given set of runs and readers can index columns by name.
 std::vector<std::string> csv_metric_columns(const std::vector<Run>& runs);
 std::vector<std::string> csv_header(const std::vector<Run>& runs);

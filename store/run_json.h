@@ -1,4 +1,4 @@
-// Runs <-> JSON in the shape of SPEC.md "Export" (also what POST /api/v1/runs accepts).
+// Runs <-> JSON in the export shape of docs/FORMATS.md (also what POST /api/v1/runs accepts).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -18,7 +18,7 @@ class RunReporter {
   virtual void report(std::ostream& out, const std::vector<Run>& runs) const = 0;
 };
 
-// "json": SPEC export shape with samples. "csv": one row per cell (see run_csv.h).
+// "json": the export shape (docs/FORMATS.md) with samples. "csv": one row per cell (see run_csv.h).
 // Anything else throws UsageError naming the format.
 std::unique_ptr<RunReporter> make_run_reporter(const std::string& format);
 

@@ -3,8 +3,6 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <vector>
 
 #include "common/errors.h"
@@ -120,21 +118,24 @@ uint32_t be32(const unsigned char* p) {
 
 int current_version() { return static_cast<int>(migrations().size()); }
 
-FileKind inspect_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) return FileKind::absent;
-  if (!fs::is_regular_file(st))
-    throw UsageError("'" + path + "' is not a perfgate database (not a regular file)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read '" + path + "'");
-  std::array<unsigned char, 100> header{};
-  in.read(reinterpret_cast<char*>(header.data()), header.size());
-  const auto got = in.gcount();
-  if (got == 0) return FileKind::empty;
+FileKind inspect_file(sqlite3* db, const std::string& path) {
+  // SQLite's own descriptor of the main file: reading through it opens nothing, and nothing is
+  // closed behind SQLite's back (closing any descriptor of the file would drop every POSIX lock
+  // this process holds on it, which WAL mode relies on; see docs/STORE.md).
+  sqlite3_file* file = nullptr;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file ||
+      !file->pMethods)
+    throw RuntimeFailure("cannot inspect '" + path + "': SQLite gave no file handle");
+  sqlite3_int64 size = 0;
+  if (file->pMethods->xFileSize(file, &size) != SQLITE_OK)
+    throw RuntimeFailure("cannot read the size of '" + path + "'");
+  if (size == 0) return FileKind::empty;
   static const char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
-  if (got < 100 || std::memcmp(header.data(), kMagic, 16) != 0)
+  std::array<unsigned char, 100> header{};
+  const int rc = file->pMethods->xRead(file, header.data(), static_cast<int>(header.size()), 0);
+  if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ)
+    throw RuntimeFailure("cannot read '" + path + "'");
+  if (size < 100 || std::memcmp(header.data(), kMagic, 16) != 0)
     throw UsageError("'" + path +
                      "' is not a perfgate database (not an SQLite file); left untouched");
   const uint32_t app_id = be32(header.data() + 68);

@@ -14,10 +14,13 @@ int current_version();
 
 enum class FileKind { absent, empty, perfgate };
 
-// Looks at the file's first bytes with a plain read (no SQLite, no locks, no journal), so a file
-// that is not ours is never touched. Throws UsageError naming `path` when it is not a perfgate
-// database: not SQLite at all, or SQLite with another application_id.
-FileKind inspect_file(const std::string& path);
+// Looks at the first bytes of the file behind `db`, a connection that has not read anything yet,
+// through SQLite's own descriptor: no second descriptor of the file is ever opened (closing one
+// would drop this process's locks), no lock is taken and no -wal or -shm is created, so a file
+// that is not ours is never touched. Returns empty for a 0-byte file (never absent). Throws
+// UsageError naming `path` when it is not a perfgate database: not SQLite at all, or SQLite with
+// another application_id.
+FileKind inspect_file(sqlite3* db, const std::string& path);
 
 // Applies the missing migrations in one IMMEDIATE transaction. Refuses (UsageError) a database
 // whose user_version is newer than this build's or whose application_id is not ours.

@@ -1,24 +1,54 @@
 #include "store/sqlite_db.h"
 
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "common/errors.h"
 
 namespace pg::sql {
 
+namespace {
+
+// Disk full, `ulimit -f` and I/O errors: what the operating system said, e.g.
+// " [No space left on device]"; empty otherwise. SQLite reports ENOSPC as SQLITE_FULL and EFBIG as
+// SQLITE_IOERR_WRITE, and its saved errno is not always kept, so the size limit is named from
+// getrlimit when one is set.
+std::string os_detail(sqlite3* db) {
+  const int code = sqlite3_extended_errcode(db);
+  if ((code & 0xff) != SQLITE_FULL && (code & 0xff) != SQLITE_IOERR) return "";
+  rlimit fsize{};
+  if (code == SQLITE_IOERR_WRITE && ::getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+      fsize.rlim_cur != RLIM_INFINITY)
+    return " [" + std::string(std::strerror(EFBIG)) + ": the file size limit (ulimit -f) is " +
+           std::to_string(fsize.rlim_cur) + " bytes]";
+  if ((code & 0xff) == SQLITE_FULL) return " [" + std::string(std::strerror(ENOSPC)) + "]";
+  const int err = sqlite3_system_errno(db);
+  return err ? " [" + std::string(std::strerror(err)) + "]" : "";
+}
+
+// " (path)" of the main database, or "".
+std::string file_of(sqlite3* db) {
+  const char* file = sqlite3_db_filename(db, "main");
+  return file && *file ? " (" + std::string(file) + ")" : "";
+}
+
+}  // namespace
+
 void fail(sqlite3* db, std::string_view what) {
   std::string msg = "sqlite: " + std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "no handle");
-  if (db) {
-    const char* file = sqlite3_db_filename(db, "main");
-    if (file && *file) msg += " (" + std::string(file) + ")";
-  }
+  if (db) msg += os_detail(db) + file_of(db);
   throw RuntimeFailure(msg);
 }
 
 void exec(sqlite3* db, const char* sql) {
   char* err = nullptr;
   if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
+    std::string msg = (err ? err : "unknown error") + os_detail(db);
     sqlite3_free(err);
-    throw RuntimeFailure("sqlite: " + msg + " (running: " + std::string(sql).substr(0, 60) + ")");
+    throw RuntimeFailure("sqlite: " + msg + " (running: " + std::string(sql).substr(0, 60) + ")" +
+                         file_of(db));
   }
 }
 

@@ -5,7 +5,7 @@
 namespace pg {
 
 const std::vector<std::string>& metric_names() {
-  // SPEC's table order, then the CPU memory metric (kept last: CSV headers stay stable).
+  // docs/METRICS.md's table order, then the CPU memory metric (kept last: CSV headers stay stable).
   static const std::vector<std::string> m = {"prefill_ms",
                                              "tpot_ms",
                                              "itl_p50_ms",

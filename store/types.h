@@ -67,7 +67,7 @@ struct CellResult {
   CellKey key;
   CellStatus status = CellStatus::ok;
   std::optional<std::string> reason;      // why oom / invalid / error
-  std::map<std::string, double> metrics;  // SPEC metric name -> value; absent = not applicable
+  std::map<std::string, double> metrics;  // docs/METRICS.md name -> value; absent = not applicable
   CellSamples samples;
 };
 
@@ -87,13 +87,13 @@ struct GitInfo {
 // threads, hostname, os, compiler, build_type, perfgate.
 using Environment = std::map<std::string, std::string>;
 
-// The fields whose difference makes two runs incomparable (SPEC: environment fingerprint).
+// The fields whose difference makes two runs incomparable (docs/METRICS.md, "Comparability").
 inline const std::vector<std::string>& comparable_env_fields() {
   static const std::vector<std::string> f = {"device", "driver", "cuda", "cudnn", "torch"};
   return f;
 }
 
-// The derived metrics of SPEC.md's table, in its order, plus the CPU's memory metric.
+// The derived metrics of docs/METRICS.md's table, in its order, plus the CPU's memory metric.
 const std::vector<std::string>& metric_names();
 
 struct Run {

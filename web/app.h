@@ -13,7 +13,7 @@
 #include "store/store.h"
 #include "web/cache.h"
 #include "web/series_view.h"
-#include "web/server.h"
+#include "web/serve_options.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

@@ -7,7 +7,7 @@
 #include "common/errors.h"
 #include "web/compress.h"
 #include "web/html.h"
-#include "web/pages.h"
+#include "web/page_frame.h"
 
 namespace pg::web {
 

@@ -1,5 +1,7 @@
 #include "web/json_util.h"
 
+#include "store/cell_label.h"
+
 namespace pg::web {
 
 nlohmann::json key_json(const CellKey& k) {
@@ -16,13 +18,6 @@ nlohmann::json env_json(const Environment& env) {
   return j;
 }
 
-std::string key_label(const CellKey& k) {
-  std::string s = k.dtype + " · b" + std::to_string(k.batch_size) + " · p" +
-                  std::to_string(k.seq_len) + " · g" + std::to_string(k.gen_tokens);
-  s += k.kv_cache ? " · kv" : " · no-kv";
-  s += " · " + k.attention;
-  if (k.cuda_graphs) s += " · graphs";
-  return s;
-}
+std::string key_label(const CellKey& k) { return cell_label(k, /*with_model=*/false); }
 
 }  // namespace pg::web

@@ -1,5 +1,5 @@
 // JSON for the domain types the web layer shows on its own (series keys, environments), in the same
-// shape as the export document of SPEC.md.
+// shape as the export document (docs/FORMATS.md).
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -9,7 +9,7 @@ namespace pg::web {
 
 nlohmann::json key_json(const CellKey& k);
 nlohmann::json env_json(const Environment& env);
-// A short human label for a cell key: "fp32 · b4 · p256 · g32 · kv · sdpa".
+// The cell label (store/cell_label.h) without the model, which the pages show beside it.
 std::string key_label(const CellKey& k);
 
 }  // namespace pg::web

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "common/descriptive.h"
 #include "web/html.h"
 #include "web/json_limits.h"
 #include "web/json_util.h"
@@ -27,7 +28,7 @@ std::string distribution_svg(const CellSamples& s) {
     bins[std::clamp(b, 0, kBins - 1)]++;
   }
   const int peak = *std::max_element(bins, bins + kBins);
-  const double med = percentile(v, 0.5);
+  const double med = sorted_quantile(v, 0.5);
   char buf[160];
   std::snprintf(buf, sizeof buf, "%zu %s samples: min %s, median %s, max %s ms", v.size(),
                 s.decode_ms.empty() ? "prefill" : "decode-step", fmt_num(lo).c_str(),

@@ -5,19 +5,9 @@
 #include <vector>
 
 #include "web/models.h"
+#include "web/page_frame.h"
 
 namespace pg::web {
-
-struct PageFrame {
-  std::string title;
-  std::string nav;                   // "overview" | "compare" | "runs"
-  std::string json_twin;             // URL of the page's JSON twin
-  std::vector<std::string> scripts;  // asset names, loaded deferred in this order
-};
-
-// The document around a page body: head, navigation, assets.
-std::string render_frame(const PageFrame& frame, const std::string& body);
-std::string render_error_page(int status, const std::string& reason);
 
 std::string render_overview_page(const OverviewModel& m, const std::string& query);
 std::string render_trend_page(const TrendModel& m);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "common/descriptive.h"
 #include "stats/changepoint.h"
 #include "stats/gate.h"
 #include "web/json_util.h"
@@ -30,14 +31,6 @@ std::optional<Metric> parse_metric(std::string_view name) {
   for (const auto& i : all_metrics())
     if (name == i.name) return i.metric;
   return std::nullopt;
-}
-
-double percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0.0;
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
 }
 
 namespace {
@@ -156,9 +149,9 @@ SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSam
   std::vector<double> medians;
   for (CommitGroup& g : groups) {
     std::sort(g.values.begin(), g.values.end());
-    g.point.median = percentile(g.values, 0.5);
-    g.point.spread = {g.values.front(), percentile(g.values, 0.25), percentile(g.values, 0.75),
-                      g.values.back(), g.values.size()};
+    g.point.median = sorted_quantile(g.values, 0.5);
+    g.point.spread = {g.values.front(), sorted_quantile(g.values, 0.25),
+                      sorted_quantile(g.values, 0.75), g.values.back(), g.values.size()};
     medians.push_back(g.point.median);
   }
 

@@ -15,7 +15,7 @@ enum class Metric { tpot_ms, prefill_ms, decode_tok_s, peak_alloc_bytes };
 
 struct MetricInfo {
   Metric metric;
-  const char* name;   // the SPEC metric name, used in URLs and JSON
+  const char* name;   // the metric name of docs/METRICS.md, used in URLs and JSON
   const char* label;  // for people
   const char* unit;
   bool higher_is_worse;
@@ -75,8 +75,5 @@ nlohmann::json series_view_json(const SeriesView& v);
 // The "latest" object of /api/v1/series: last point, status, last compare.
 nlohmann::json series_latest_json(const SeriesView& v);
 nlohmann::json point_json(const SeriesPoint& p);
-
-// Percentile with linear interpolation between order statistics; `sorted` must be sorted.
-double percentile(const std::vector<double>& sorted, double q);
 
 }  // namespace pg::web

@@ -2,7 +2,7 @@
 
 Manual prefill + decode loop with transformers' own KV cache, CUDA events around prefill and
 around the whole decode, `--warmup` untimed repetitions, median over `--reps`. One JSON line per
-cell on stdout. Modelled on ../../../shared/peers/hf_gpt2.py; run on the GPU machine:
+cell on stdout. Run on a GPU machine:
     python3 bench/peers/hf_peer.py --models gpt2 --dtypes bf16,fp32 --batch-sizes 1,4,8,16 --seq-lens 64,256,512
 """
 import argparse, json, statistics, sys

@@ -1,9 +1,9 @@
 """Peer: a hand-written PyTorch GPT-2 with a static KV cache (gpt-fast style), in three modes:
 eager ATen kernels, the decode step captured in a CUDA graph, and torch.compile(reduce-overhead).
 
-Modelled on ../../../shared/peers/pytorch_gpt2_static.py. Decode is timed with one pair of CUDA
-events around the gen_tokens-1 steps of a repetition; median over --reps after 3 warm-ups.
-One JSON line per (model, batch, mode) on stdout. Run on the GPU machine:
+Decode is timed with one pair of CUDA events around the gen_tokens-1 steps of a repetition; median
+over --reps after 3 warm-ups.
+One JSON line per (model, batch, mode) on stdout. Run on a GPU machine:
     python3 bench/peers/torch_peer.py --models gpt2,gpt2-xl --batch-sizes 1 --modes eager,cudagraph,compile
 """
 import argparse, json, statistics, time

@@ -1,30 +1,38 @@
 #!/usr/bin/env bash
 # First step of ci/action: checks the action's inputs (given as PERFGATE_* variables) and exports
 # them to the job's later steps through $GITHUB_ENV. The ingest token is deliberately NOT
-# exported: only the push step receives it, in its own env.
+# exported: only the submit step receives it, in its own env.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 : "${GITHUB_ENV:?action_env.sh runs inside GitHub Actions (or a test that provides GITHUB_ENV)}"
 
 [ -n "${PERFGATE_SWEEP:-}" ] || pg_die "input 'sweep' is empty"
-[ -f "$PERFGATE_SWEEP" ] || pg_die "input 'sweep': $PERFGATE_SWEEP does not exist"
-PERFGATE_SWEEP=$(cd "$(dirname "$PERFGATE_SWEEP")" && pwd)/$(basename "$PERFGATE_SWEEP")
+case $PERFGATE_SWEEP in /* | *..*) pg_die "input 'sweep' must be a path inside the repository, got '$PERFGATE_SWEEP'" ;; esac
+[ -z "${PERFGATE_CHECKOUT:-}" ] || PERFGATE_CHECKOUT=$(pg_checkout)
 [[ $PERFGATE_ROUNDS =~ ^[1-9][0-9]*$ ]] || pg_die "input 'rounds' must be a positive integer, got '$PERFGATE_ROUNDS'"
+if ! [[ $PERFGATE_MAX_ROUNDS =~ ^[1-9][0-9]*$ ]] || ((PERFGATE_MAX_ROUNDS < PERFGATE_ROUNDS)); then
+  pg_die "input 'max-rounds' must be an integer >= rounds ($PERFGATE_ROUNDS), got '$PERFGATE_MAX_ROUNDS'"
+fi
 [[ $PERFGATE_MAIN_ROUNDS =~ ^[1-9][0-9]*$ ]] || pg_die "input 'main-rounds' must be a positive integer, got '$PERFGATE_MAIN_ROUNDS'"
 pg_bool "$PERFGATE_FAIL_ON_INCONCLUSIVE" || true
 pg_bool "$PERFGATE_REUSE_BASE" || true
 awk -v a="$PERFGATE_ALPHA" 'BEGIN { exit !(a + 0 == a && a > 0 && a < 1) }' ||
   pg_die "input 'alpha' must be a number in (0, 1), got '$PERFGATE_ALPHA'"
-awk -v m="$PERFGATE_MIN_EFFECT" 'BEGIN { exit !(m + 0 == m && m >= 0) }' ||
-  pg_die "input 'min-effect' must be a number >= 0, got '$PERFGATE_MIN_EFFECT'"
+[ "$PERFGATE_MIN_EFFECT" = auto ] ||
+  awk -v m="$PERFGATE_MIN_EFFECT" 'BEGIN { exit !(m + 0 == m && m >= 0) }' ||
+  pg_die "input 'min-effect' must be a number >= 0 or 'auto', got '$PERFGATE_MIN_EFFECT'"
 case $PERFGATE_CORRECTION in holm | bh) ;; *) pg_die "input 'correction' must be holm or bh" ;; esac
+if [ -n "$PERFGATE_RUN_AS" ]; then
+  [[ $PERFGATE_RUN_AS =~ ^[a-z_][a-z0-9_-]*$ ]] || pg_die "input 'run-as' must be a user name"
+fi
 
-for var in PERFGATE_SWEEP PERFGATE_DB PERFGATE_WORK PERFGATE_MAIN_BRANCH PERFGATE_ALPHA \
-  PERFGATE_MIN_EFFECT PERFGATE_CORRECTION PERFGATE_ROUNDS PERFGATE_MAIN_ROUNDS \
-  PERFGATE_FAIL_ON_INCONCLUSIVE PERFGATE_REUSE_BASE PERFGATE_BUILD_COMMAND PERFGATE_RUN_ARGS \
-  PERFGATE_SERVER_URL PERFGATE_ARTIFACTS; do
+for var in PERFGATE_SWEEP PERFGATE_CHECKOUT PERFGATE_DB PERFGATE_WORK PERFGATE_RUN_AS \
+  PERFGATE_PASS_ENV PERFGATE_PREPARE PERFGATE_BUILD_COMMAND PERFGATE_MAIN_BRANCH PERFGATE_ALPHA \
+  PERFGATE_MIN_EFFECT PERFGATE_CORRECTION PERFGATE_ROUNDS PERFGATE_MAX_ROUNDS PERFGATE_MAIN_ROUNDS \
+  PERFGATE_FAIL_ON_INCONCLUSIVE PERFGATE_REUSE_BASE PERFGATE_RUN_ARGS PERFGATE_SERVER_URL \
+  PERFGATE_ARTIFACTS; do
   value=${!var}
   case $value in *$'\n'*) pg_die "$var must be one line" ;; esac
   echo "$var=$value" >>"$GITHUB_ENV"
 done
-pg_log "settings: sweep $PERFGATE_SWEEP, store $PERFGATE_DB, alpha $PERFGATE_ALPHA, min effect $PERFGATE_MIN_EFFECT ($PERFGATE_CORRECTION), rounds $PERFGATE_ROUNDS"
+pg_log "settings: sweep $PERFGATE_SWEEP, store $PERFGATE_DB, alpha $PERFGATE_ALPHA, min effect $PERFGATE_MIN_EFFECT ($PERFGATE_CORRECTION), rounds $PERFGATE_ROUNDS, measured code runs as ${PERFGATE_RUN_AS:-$(id -un)}"

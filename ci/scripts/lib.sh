@@ -1,41 +1,64 @@
 #!/usr/bin/env bash
 # Shared by the ci/scripts/*.sh steps; sourced, never run. Every setting is an environment
-# variable so the composite action (ci/action/action.yml), the dogfood workflow and
-# tests/ci/test_gate_scripts.sh drive the steps identically:
+# variable so the composite action (ci/action/action.yml), the workflows and
+# tests/ci/test_gate_scripts.sh drive the steps identically.
 #
-#   PERFGATE_SWEEP                 sweep TOML file (required for benchmarking)
+# Trust model (docs/OPERATORS.md): these scripts, the perfgate binary that computes the verdict
+# (PERFGATE_BIN) and the sweep come from a trusted ref: the action's pinned commit, or the base
+# branch. The code of the pull request is only ever *measured*: it is cloned into a sandbox
+# directory, and its prepare/build commands and the benchmark run there as PERFGATE_RUN_AS, a
+# user that owns nothing persistent and never sees a token.
+#
+#   PERFGATE_SWEEP                 sweep TOML, a path in the measured checkout; on a pull request
+#                                  it is read from the merge-base, not from the head
+#   PERFGATE_CHECKOUT              the checkout of the commit to measure (default: the current
+#                                  git work tree); on a pull request, the PR head
+#   PERFGATE_BIN                   trusted perfgate (statistics, gate, reports; the benchmark
+#                                  harness unless PERFGATE_BUILD_COMMAND builds one per side)
 #   PERFGATE_DB                    the runner's persistent store (default: $HOME/perfgate/perfgate.db)
-#   PERFGATE_WORK                  scratch directory of this job (default: $RUNNER_TEMP/perfgate)
+#   PERFGATE_WORK                  this job's trusted scratch directory ($RUNNER_TEMP/perfgate)
+#   PERFGATE_RUN_AS                user that runs the measured code (empty: the current user)
+#   PERFGATE_PASS_ENV              names of variables passed to the measured code (space-separated)
+#   PERFGATE_PREPARE               command run in each measured checkout before benchmarking
+#                                  (exports the model artifact); empty: none
+#   PERFGATE_BUILD_COMMAND         builds the benchmarked perfgate in each measured checkout with
+#                                  PERFGATE_BUILD_DIR set (leaves $PERFGATE_BUILD_DIR/perfgate);
+#                                  empty: PERFGATE_BIN measures both sides
 #   PERFGATE_MAIN_BRANCH           main branch (default: main; origin/<main> preferred when fetched)
 #   PERFGATE_ALPHA, PERFGATE_MIN_EFFECT, PERFGATE_CORRECTION   gate settings (0.01, 0.05, holm)
 #   PERFGATE_ROUNDS                alternating base/head rounds on a pull request (default 3)
+#   PERFGATE_MAX_ROUNDS            upper bound for a sequential rounds rule (default: ROUNDS)
 #   PERFGATE_MAIN_ROUNDS           rounds on a push to main (default 1)
 #   PERFGATE_FAIL_ON_INCONCLUSIVE  true|false: does exit 3 fail the job (default true)
 #   PERFGATE_REUSE_BASE            true|false: reuse stored merge-base runs (default false)
-#   PERFGATE_BUILD_COMMAND         builds one source tree; run in it with PERFGATE_BUILD_DIR set,
-#                                  must leave an executable $PERFGATE_BUILD_DIR/perfgate
-#                                  (default: ci/scripts/build.sh)
 #   PERFGATE_RUN_ARGS              extra arguments for `perfgate run` (word-split)
 #   PERFGATE_SERVER_URL            push only: submit runs to this `perfgate serve`
-#   PERFGATE_TOKEN                 push only: its ingest token (from secrets; never on PRs)
+#   PERFGATE_TOKEN                 push only, submit step only: its ingest token
 #   PERFGATE_ARTIFACTS             where reports and CSV go (default: $PERFGATE_WORK/artifacts)
 #   GITHUB_OUTPUT, GITHUB_STEP_SUMMARY   set by Actions; temp files in the tests
 set -euo pipefail
+# A failure inside $(...) fails the assignment's script too.
+shopt -s inherit_errexit
 
 PG_CI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_SCRIPTS="$PG_CI_DIR/scripts"
 
 : "${PERFGATE_DB:=${HOME}/perfgate/perfgate.db}"
 : "${PERFGATE_WORK:=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/perfgate}"
+: "${PERFGATE_CHECKOUT:=}"
+: "${PERFGATE_RUN_AS:=}"
+: "${PERFGATE_PASS_ENV:=}"
+: "${PERFGATE_PREPARE:=}"
+: "${PERFGATE_BUILD_COMMAND:=}"
 : "${PERFGATE_MAIN_BRANCH:=main}"
 : "${PERFGATE_ALPHA:=0.01}"
 : "${PERFGATE_MIN_EFFECT:=0.05}"
 : "${PERFGATE_CORRECTION:=holm}"
 : "${PERFGATE_ROUNDS:=3}"
+: "${PERFGATE_MAX_ROUNDS:=$PERFGATE_ROUNDS}"
 : "${PERFGATE_MAIN_ROUNDS:=1}"
 : "${PERFGATE_FAIL_ON_INCONCLUSIVE:=true}"
 : "${PERFGATE_REUSE_BASE:=false}"
-: "${PERFGATE_BUILD_COMMAND:=$PG_SCRIPTS/build.sh}"
 : "${PERFGATE_RUN_ARGS:=}"
 : "${PERFGATE_SERVER_URL:=}"
 : "${PERFGATE_ARTIFACTS:=$PERFGATE_WORK/artifacts}"
@@ -65,6 +88,20 @@ pg_bool() {
   esac
 }
 
+# The trusted perfgate: statistics, the verdict and every report come from it.
+pg_trusted_bin() {
+  [ -n "${PERFGATE_BIN:-}" ] || pg_die "PERFGATE_BIN is not set: run ci/scripts/install.sh first"
+  [ -x "$PERFGATE_BIN" ] || pg_die "PERFGATE_BIN=$PERFGATE_BIN is not an executable"
+  echo "$PERFGATE_BIN"
+}
+
+# The checkout to measure (the PR head on a pull request), as an absolute path.
+pg_checkout() {
+  local dir=${PERFGATE_CHECKOUT:-.}
+  git -C "$dir" rev-parse --show-toplevel 2>/dev/null ||
+    pg_die "PERFGATE_CHECKOUT ($dir) is not a git checkout (actions/checkout with fetch-depth: 0?)"
+}
+
 # State shared between the steps of one job (GITHUB_OUTPUT is per step, and the tests have none).
 pg_state_file() { echo "$PERFGATE_WORK/state.env"; }
 pg_state_set() {
@@ -91,34 +128,8 @@ pg_main_ref() {
   fi
 }
 
-# The base worktree has no .venv of its own: let both builds find LibTorch through the head
-# checkout's (scripts/setup.sh makes it), unless PERFGATE_PYTHON is set already.
-pg_default_python() {
-  if [ -z "${PERFGATE_PYTHON:-}" ] && [ -x "$1/.venv/bin/python3" ]; then
-    export PERFGATE_PYTHON="$1/.venv/bin/python3"
-  fi
-}
-
-# Builds the source tree $1 into $2 with PERFGATE_BUILD_COMMAND; prints the perfgate binary.
-pg_build() {
-  local src=$1 out=$2
-  mkdir -p "$out"
-  out=$(cd "$out" && pwd)
-  pg_log "building $(git -C "$src" rev-parse --short HEAD) in $out"
-  (cd "$src" && PERFGATE_BUILD_DIR="$out" bash -c "$PERFGATE_BUILD_COMMAND") >&2
-  [ -x "$out/perfgate" ] || pg_die "build command '$PERFGATE_BUILD_COMMAND' left no executable $out/perfgate"
-  echo "$out/perfgate"
-}
-
-# One benchmark run of the sweep: binary, git checkout that tags the run, database.
-pg_bench() {
-  local bin=$1 repo=$2 db=$3
-  local -a extra=()
-  # shellcheck disable=SC2206  # word splitting of the extra arguments is the point
-  [ -n "$PERFGATE_RUN_ARGS" ] && extra=($PERFGATE_RUN_ARGS)
-  shift 3
-  "$bin" run --config "$PERFGATE_SWEEP" --repo "$repo" --db "$db" "${extra[@]}" "$@"
-}
+# shellcheck source=sandbox.sh
+source "$PG_SCRIPTS/sandbox.sh"
 
 # Does the store hold a run of this commit? (Through the public CSV export: one row per cell.)
 pg_has_runs() {
@@ -126,4 +137,11 @@ pg_has_runs() {
   [ -f "$db" ] || return 1
   # grep reads to the end: with -q it could close the pipe early and pipefail would see SIGPIPE.
   "$bin" export --db "$db" --format csv | grep "$sha" >/dev/null
+}
+
+# Run ids in a store, one per line (empty when the store does not exist yet).
+pg_run_ids() {
+  local bin=$1 db=$2
+  [ -f "$db" ] || return 0
+  "$bin" export --db "$db" --format csv | awk -F, 'NR > 1 { print $1 }' | sort -un
 }

@@ -1,40 +1,45 @@
 #!/usr/bin/env bash
 # Push to the main branch: benchmark the pushed commit into the runner's persistent store for the
-# trend, and optionally submit the runs to a central `perfgate serve` (PERFGATE_SERVER_URL, with
-# the ingest token PERFGATE_TOKEN from secrets: push jobs only, never pull requests).
-# Outputs: head-sha, runs-csv.
+# trend. Main's code is merged, reviewed code: it is cloned, prepared, built and run as the
+# runner's own user (the one user that writes the store), in a fresh directory of this job. No
+# token exists in this step; main_submit.sh, a later step, submits the new runs.
+# Outputs: head-sha, runs-csv, run-ids.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
-[ -n "${PERFGATE_SWEEP:-}" ] || pg_die "PERFGATE_SWEEP (the sweep file) is not set"
-[ -f "$PERFGATE_SWEEP" ] || pg_die "sweep file $PERFGATE_SWEEP does not exist"
+bin=$(pg_trusted_bin)
 [[ $PERFGATE_MAIN_ROUNDS =~ ^[1-9][0-9]*$ ]] || pg_die "PERFGATE_MAIN_ROUNDS must be a positive integer"
+[ -n "${PERFGATE_SWEEP:-}" ] || pg_die "PERFGATE_SWEEP (input 'sweep') is not set"
 
-repo=$(git rev-parse --show-toplevel)
+repo=$(pg_checkout)
 head_sha=$(git -C "$repo" rev-parse HEAD)
+[ -f "$repo/$PERFGATE_SWEEP" ] || pg_die "input 'sweep': $repo/$PERFGATE_SWEEP does not exist"
+rm -f "$(pg_state_file)"
 mkdir -p "$PERFGATE_WORK" "$(dirname "$PERFGATE_DB")" "$PERFGATE_ARTIFACTS"
-pg_default_python "$repo"
-bin=$(pg_build "$repo" "$PERFGATE_WORK/build-main")
+SWEEP="$PERFGATE_WORK/sweep.toml"
+cp "$repo/$PERFGATE_SWEEP" "$SWEEP"
 
-submit=()
-if [ -n "$PERFGATE_SERVER_URL" ]; then
-  [ -n "${PERFGATE_TOKEN:-}" ] || pg_die "PERFGATE_SERVER_URL is set but PERFGATE_TOKEN is empty"
-  token_file=$(umask 077 && mktemp "$PERFGATE_WORK/token.XXXXXX")
-  trap 'rm -f "$token_file"' EXIT
-  printf '%s' "$PERFGATE_TOKEN" >"$token_file"
-  submit=(--submit "$PERFGATE_SERVER_URL" --token-file "$token_file")
-fi
+PERFGATE_RUN_AS=""
+pg_sandbox_create
+pg_state_set PG_SANDBOX "$PG_SANDBOX"
+src=$(pg_sandbox_clone "$repo" "$head_sha" main)
+pg_prepare "$src"
+bench_bin=$bin
+if [ -n "$PERFGATE_BUILD_COMMAND" ]; then bench_bin=$(pg_build "$src" "$PG_SANDBOX/build-main"); fi
 
+before=$(pg_run_ids "$bin" "$PERFGATE_DB")
 for ((round = 1; round <= PERFGATE_MAIN_ROUNDS; round++)); do
-  pg_log "round $round/$PERFGATE_MAIN_ROUNDS: ${head_sha:0:12} -> $PERFGATE_DB${PERFGATE_SERVER_URL:+ and $PERFGATE_SERVER_URL}"
-  pg_bench "$bin" "$repo" "$PERFGATE_DB" "${submit[@]}"
+  pg_log "round $round/$PERFGATE_MAIN_ROUNDS: ${head_sha:0:12} -> $PERFGATE_DB"
+  pg_bench "$bench_bin" "$src" "$PERFGATE_DB"
 done
+new_ids=$(comm -13 <(echo "$before") <(pg_run_ids "$bin" "$PERFGATE_DB") | sort -n | paste -sd' ')
+pg_state_set NEW_RUN_IDS "$new_ids"
 
 csv="$PERFGATE_ARTIFACTS/perfgate-runs.csv"
 "$bin" export --db "$PERFGATE_DB" --format csv >"$csv"
 {
   echo "### 📈 perfgate: stored $PERFGATE_MAIN_ROUNDS run(s) of \`${head_sha:0:7}\` for the trend"
   echo
-  echo "Store: \`$PERFGATE_DB\`${PERFGATE_SERVER_URL:+; submitted to $PERFGATE_SERVER_URL}."
+  echo "Store: \`$PERFGATE_DB\` (runs $new_ids)."
   echo
   echo "<details><summary>Change points over history (perfgate changes)</summary>"
   echo
@@ -46,3 +51,4 @@ csv="$PERFGATE_ARTIFACTS/perfgate-runs.csv"
 } | pg_summary
 pg_output head-sha "$head_sha"
 pg_output runs-csv "$csv"
+pg_output run-ids "$new_ids"

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2153  # REPO, HEAD_SHA, ... are the job state pg_state_load sources
-# Pull request, step 3: run the gate (`perfgate compare --base merge-base`), append its Markdown
-# to the job summary and leave the JSON report and the CSV for upload. Fails only when the gate
-# itself could not run (exit 2/4); the verdict's consequence is pr_decide.sh's, a later step, so
-# that the artifacts are uploaded in between whatever the verdict.
+# Pull request, step 3: the trusted perfgate runs the gate (`perfgate compare --base merge-base`)
+# on a copy of the job's database taken out of the sandbox, appends its Markdown to the job
+# summary and leaves the JSON report and the CSV for upload. Fails only when the gate itself could
+# not run (exit 2/4); the verdict's consequence is pr_decide.sh's, a later step, so that the
+# artifacts are uploaded in between whatever the verdict.
 # Outputs: verdict, exit-code, report-json, report-markdown, runs-csv.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 pg_state_load
-gate_bin=${PERFGATE_BIN:-$HEAD_BIN}
+bin=$(pg_trusted_bin)
+
+db="$PERFGATE_WORK/gate.db"
+rm -f "$db" "$db-wal" "$db-shm"
+# The benchmark processes have ended: the file (and a WAL a crash left) is the whole database.
+cp "$GATE_DB_SANDBOX" "$db" 2>/dev/null || pg_log "no database in the sandbox: no run finished"
+if [ -f "$GATE_DB_SANDBOX-wal" ]; then cp "$GATE_DB_SANDBOX-wal" "$db-wal"; fi
 
 art=$PERFGATE_ARTIFACTS
 mkdir -p "$art"
@@ -24,7 +31,7 @@ if [ "$REUSED" = true ]; then
 fi
 
 set +e
-"$gate_bin" compare --db "$GATE_DB" --repo "$REPO" --main "$MAIN_REF" \
+"$bin" compare --db "$db" --repo "$REPO" --main "$MAIN_REF" \
   --base merge-base --head "$HEAD_SHA" \
   --alpha "$PERFGATE_ALPHA" --min-effect "$PERFGATE_MIN_EFFECT" --correction "$PERFGATE_CORRECTION" \
   --format markdown --github --output "$md" --json "$json" "${notes[@]}"
@@ -37,7 +44,9 @@ if [ -f "$md" ]; then
 else
   printf '### 💥 perfgate: the gate could not run (exit %s)\n\nSee the job log.\n' "$rc" | pg_summary
 fi
-"$gate_bin" export --db "$GATE_DB" --format csv >"$csv" || pg_log "CSV export failed; no CSV artifact"
+if [ -f "$db" ]; then
+  "$bin" export --db "$db" --format csv >"$csv" || pg_log "CSV export failed; no CSV artifact"
+fi
 
 case $rc in
   0) verdict=pass ;;

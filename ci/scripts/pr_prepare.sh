@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Pull request, step 1: find the merge-base of the PR head and the main branch, check it out in a
-# separate worktree, and build perfgate for both sides. Run from the PR head checkout.
+# Pull request, step 1 (after install.sh): find the merge-base of the PR head and the main branch,
+# clone both commits into the job's sandbox (owned by PERFGATE_RUN_AS), take the sweep from the
+# merge-base (a PR cannot edit what it is measured on), and run the measured code's prepare and
+# build commands in each clone as the sandbox user.
 # Outputs: head-sha, base-sha, main-ref, reuse-base.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
+bin=$(pg_trusted_bin)
 
-repo=$(git rev-parse --show-toplevel)
+repo=$(pg_checkout)
 head_sha=$(git -C "$repo" rev-parse HEAD)
 main_ref=$(pg_main_ref "$repo")
 base_sha=$(git -C "$repo" merge-base HEAD "$main_ref") ||
@@ -15,18 +18,39 @@ pg_log "head $head_sha, merge-base with $main_ref: $base_sha"
 
 rm -f "$(pg_state_file)"
 mkdir -p "$PERFGATE_WORK"
-base_src="$PERFGATE_WORK/base-src"
-if [ -e "$base_src" ]; then git -C "$repo" worktree remove --force "$base_src" 2>/dev/null || rm -rf "$base_src"; fi
-git -C "$repo" worktree prune
-git -C "$repo" worktree add --detach "$base_src" "$base_sha" >&2
+if [ -z "$PERFGATE_RUN_AS" ]; then
+  echo "::warning title=perfgate::run-as is empty: the pull request's code runs as the runner's own user (docs/OPERATORS.md)"
+fi
+pg_sandbox_create
+pg_state_set PG_SANDBOX "$PG_SANDBOX"
+base_src=$(pg_sandbox_clone "$repo" "$base_sha" base)
+head_src=$(pg_sandbox_clone "$repo" "$head_sha" head)
 
-pg_default_python "$repo"
-head_bin=$(pg_build "$repo" "$PERFGATE_WORK/build-head")
+# The sweep: the merge-base's file, copied to the trusted work directory before any measured code
+# ran. Only a PR that adopts the gate (no sweep at its base) is measured with its own.
+[ -n "${PERFGATE_SWEEP:-}" ] || pg_die "PERFGATE_SWEEP (input 'sweep') is not set"
+sweep="$PERFGATE_WORK/sweep.toml"
+if git -C "$repo" cat-file -e "$base_sha:$PERFGATE_SWEEP" 2>/dev/null; then
+  git -C "$repo" show "$base_sha:$PERFGATE_SWEEP" >"$sweep"
+  if ! git -C "$repo" diff --quiet "$base_sha" "$head_sha" -- "$PERFGATE_SWEEP"; then
+    echo "::notice title=perfgate::this pull request changes $PERFGATE_SWEEP; the gate measures with the merge-base's version"
+  fi
+elif git -C "$repo" cat-file -e "$head_sha:$PERFGATE_SWEEP" 2>/dev/null; then
+  git -C "$repo" show "$head_sha:$PERFGATE_SWEEP" >"$sweep"
+  echo "::warning title=perfgate::$PERFGATE_SWEEP is not in the merge-base: measuring with the head's"
+else
+  pg_die "input 'sweep': $PERFGATE_SWEEP is in neither the merge-base nor the head"
+fi
+
+# Head first: when it cannot be prepared or built the job fails, as a broken build should.
+pg_prepare "$head_src"
+head_bin=$bin
+if [ -n "$PERFGATE_BUILD_COMMAND" ]; then head_bin=$(pg_build "$head_src" "$PG_SANDBOX/build-head"); fi
 
 reused=false
-base_bin=""
+base_bin=$bin
 if pg_bool "$PERFGATE_REUSE_BASE"; then
-  if pg_has_runs "$head_bin" "$PERFGATE_DB" "$base_sha"; then
+  if pg_has_runs "$bin" "$PERFGATE_DB" "$base_sha"; then
     reused=true
     pg_log "reusing stored runs of $base_sha from $PERFGATE_DB: the base is not rebuilt or rerun"
   else
@@ -35,13 +59,16 @@ if pg_bool "$PERFGATE_REUSE_BASE"; then
 fi
 base_note=""
 if [ "$reused" = false ]; then
-  # A merge-base that cannot be built (typically: the PR that adopts perfgate, whose base has no
-  # build for it) leaves the gate without a baseline: inconclusive, said so, not a broken job.
-  if ! base_bin=$(pg_build "$base_src" "$PERFGATE_WORK/build-base"); then
+  # A merge-base that cannot be prepared or built (typically: the PR that adopts perfgate) leaves
+  # the gate without a baseline: inconclusive, said so, not a broken job.
+  if ! pg_prepare "$base_src"; then
+    base_bin=""
+    base_note="The merge-base ${base_sha:0:12} could not be prepared ($PERFGATE_PREPARE failed), so only the head was benchmarked."
+  elif [ -n "$PERFGATE_BUILD_COMMAND" ] && ! base_bin=$(pg_build "$base_src" "$PG_SANDBOX/build-base"); then
     base_bin=""
     base_note="The merge-base ${base_sha:0:12} could not be built, so only the head was benchmarked."
-    echo "::warning title=perfgate::$base_note"
   fi
+  if [ -n "$base_note" ]; then echo "::warning title=perfgate::$base_note"; fi
 fi
 
 pg_state_set REPO "$repo"
@@ -49,8 +76,10 @@ pg_state_set HEAD_SHA "$head_sha"
 pg_state_set BASE_SHA "$base_sha"
 pg_state_set MAIN_REF "$main_ref"
 pg_state_set BASE_SRC "$base_src"
+pg_state_set HEAD_SRC "$head_src"
 pg_state_set HEAD_BIN "$head_bin"
 pg_state_set BASE_BIN "$base_bin"
+pg_state_set SWEEP "$sweep"
 pg_state_set REUSED "$reused"
 pg_state_set BASE_NOTE "$base_note"
 

@@ -1,5 +1,6 @@
 #include "runner/lm/gpt2_checkpoint.h"
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -28,7 +29,7 @@ nlohmann::json sibling_config(const std::string& path) {
   try {
     auto j = nlohmann::json::parse(in);
     return j.is_object() ? j : nlohmann::json::object();
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
     throw UsageError("'" + cfg_path.string() + "' (config of model file '" + path +
                      "') is not valid JSON: " + e.what());
   }
@@ -105,11 +106,21 @@ Gpt2Checkpoint inspect_gpt2_checkpoint(const std::string& path) {
   }
 
   static const std::regex layer_name(R"(h\.(\d+)\..*)");
+  // Layer i needs all of layers 0..i, a dozen tensors each, so an index beyond the header's
+  // tensor count cannot be right: refuse it before anything is sized by it.
+  const auto max_index = static_cast<int64_t>(c.names.size());
   int64_t n_layer = 0;
   for (const auto& [canonical, name] : c.names) {
     std::smatch m;
-    if (std::regex_match(canonical, m, layer_name))
-      n_layer = std::max<int64_t>(n_layer, std::stoll(m[1].str()) + 1);
+    if (!std::regex_match(canonical, m, layer_name)) continue;
+    const std::string digits = m[1].str();
+    int64_t index = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (ec != std::errc() || end != digits.data() + digits.size() || index >= max_index)
+      fail_model_file(path, "tensor '" + name + "': layer index " + digits +
+                                " is larger than the header's " + std::to_string(max_index) +
+                                " tensors allow");
+    n_layer = std::max<int64_t>(n_layer, index + 1);
   }
   const auto wte = shape_of(c, "wte.weight", 2);
   const auto wpe = shape_of(c, "wpe.weight", 2);

@@ -43,16 +43,6 @@ std::optional<std::string> sanity_failure(const CellSamples& s, int reps, int ge
   return std::nullopt;
 }
 
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double rank = q / 100.0 * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<size_t>(std::floor(rank));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (rank - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
-double median(std::vector<double> v) { return percentile(std::move(v), 50.0); }
-
 std::map<std::string, double> derive_metrics(const CellKey& key, const CellSamples& s,
                                              const CellCost& cost, const PeakFigures& peak) {
   std::map<std::string, double> m;
@@ -80,8 +70,8 @@ std::map<std::string, double> derive_metrics(const CellKey& key, const CellSampl
   }
   const double tpot_ms = median(tpot);
   m["tpot_ms"] = tpot_ms;
-  m["itl_p50_ms"] = percentile(all_steps, 50);
-  m["itl_p99_ms"] = percentile(all_steps, 99);
+  m["itl_p50_ms"] = quantile(all_steps, 0.50);
+  m["itl_p99_ms"] = quantile(all_steps, 0.99);
   m["decode_tok_s"] = median(decode_tok_s);
   // Sample standard deviation over repetitions (n - 1); one repetition has no spread.
   if (tpot.size() >= 2) {

@@ -1,4 +1,4 @@
-// From raw samples to the SPEC's derived metrics, and the sanity checks that make a cell
+// From raw samples to docs/METRICS.md's metrics, and the sanity checks that make a cell
 // `invalid`. LibTorch-free and pure, so every rule is tested on hand-made samples.
 #pragma once
 #include <map>
@@ -6,12 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "common/descriptive.h"  // median and quantile, used with these metrics
 #include "runner/lm/cost_model.h"
 #include "store/types.h"
 
 namespace pg::lm {
 
-// Limits on one decode step (SPEC: under a microsecond or over a minute is a unit error).
+// Limits on one decode step (docs/METRICS.md: under 1 µs or over a minute is a unit error).
 inline constexpr double kMinStepMs = 1e-3;
 inline constexpr double kMaxStepMs = 60'000.0;
 
@@ -24,11 +25,7 @@ struct PeakFigures {
 // Why the samples cannot be trusted (non-finite, a step out of limits, wrong counts), or nullopt.
 std::optional<std::string> sanity_failure(const CellSamples& s, int reps, int gen_tokens);
 
-// Linear interpolation between closest ranks (numpy's default); v must not be empty.
-double percentile(std::vector<double> v, double q);
-double median(std::vector<double> v);
-
-// Every timing metric of SPEC's table plus weight_bytes, kv_bytes, achieved_bw_gbps, mbu and
+// Every timing metric of the metrics table plus weight_bytes, kv_bytes, achieved_bw_gbps, mbu and
 // prefill_mfu; the memory metric is added by the caller, which alone can read the allocator.
 std::map<std::string, double> derive_metrics(const CellKey& key, const CellSamples& s,
                                              const CellCost& cost, const PeakFigures& peak);

@@ -1,5 +1,6 @@
 #include "runner/lm/safetensors.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -41,8 +42,11 @@ SafetensorsEntry parse_entry(const std::string& path, const std::string& name,
   uint64_t numel = 1;
   for (const auto& d : j["shape"]) {
     if (!d.is_number_unsigned()) bad("shape entries must be non-negative integers");
-    e.shape.push_back(d.get<int64_t>());
-    numel *= d.get<uint64_t>();
+    const auto dim = d.get<uint64_t>();
+    // A wrapped product could match a tiny byte range and size a huge allocation later.
+    if (dim > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(numel, dim, &numel))
+      bad("shape " + d.dump() + " is too large");
+    e.shape.push_back(static_cast<int64_t>(dim));
   }
   for (const auto& o : j["data_offsets"])
     if (!o.is_number_unsigned()) bad("data_offsets must be non-negative integers");
@@ -51,9 +55,12 @@ SafetensorsEntry parse_entry(const std::string& path, const std::string& name,
   if (end < begin) bad("data_offsets end before begin");
   e.offset = data_start + begin;
   e.nbytes = end - begin;
-  if (e.nbytes != numel * elem)
+  uint64_t need = 0;
+  if (__builtin_mul_overflow(numel, static_cast<uint64_t>(elem), &need))
+    bad("shape " + shape_string(e.shape) + " is too large");
+  if (e.nbytes != need)
     bad("data_offsets cover " + std::to_string(e.nbytes) + " bytes but " + e.dtype + " " +
-        shape_string(e.shape) + " needs " + std::to_string(numel * elem));
+        shape_string(e.shape) + " needs " + std::to_string(need));
   if (end > data_size)
     bad("file is truncated: the tensor's data ends at byte " + std::to_string(data_start + end) +
         " but the file has " + std::to_string(data_start + data_size) + " bytes");
@@ -97,7 +104,7 @@ SafetensorsFile read_safetensors_header(const std::string& path) {
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range (1e400)
     fail_model_file(path, std::string("bad header: not valid JSON (") + e.what() + ")");
   }
   if (!header.is_object()) fail_model_file(path, "bad header: the JSON is not an object");

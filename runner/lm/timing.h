@@ -19,7 +19,7 @@ class StepClock {
 };
 
 // PERFGATE_TIMING: "step" (the default) marks every decode step; "loop" marks only around the
-// whole decode loop, to measure what per-step events cost (issue 6, harness overhead). A loop
+// whole decode loop, to measure what per-step events cost (the harness overhead). A loop
 // cell reports decode_ms as G - 1 equal entries of total / (G - 1). Anything else: UsageError.
 enum class TimingMode { step, loop };
 TimingMode timing_mode();

@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
 # Drives ci/scripts/* exactly as ci/action/action.yml does (action_env.sh -> $GITHUB_ENV, then
-# pr_prepare, pr_bench, pr_gate, pr_decide in the PR head checkout), on CPU, in a temporary git
+# install, pr_prepare, pr_bench, pr_gate, pr_decide, cleanup), on CPU, in a temporary git
 # repository with a main branch and pull-request branches. Temporary files stand in for
-# GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_ENV.
+# GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_ENV; a real `perfgate serve` on loopback stands in
+# for the central server.
 #
-# The project in the temporary repository "builds" a launcher for the real perfgate binary; its
-# perf.env file is part of the build, the way compiler flags are. Scenarios:
-#   pr-noop   a README change                       -> gate passes, job exits 0
-#   pr-slow   perf.env pins MKL to SSE4.2 (a real,  -> regression: job exits 1, ::error printed,
-#             ~2-5x slower matmul path on the head)    summary written
-#   pr-adopt  branched before the project could be  -> no baseline: job exits 3 and says so
+# The project in the temporary repository is laid out like perfgate's own: it carries a copy of
+# ci/ (action and scripts), its `prepare` step exports an artifact (artifact.env, from perf.env)
+# into the checkout, and its build makes a launcher for the real perfgate that loads
+# ./artifact.env from the checkout it runs in. Scenarios:
+#   pr-noop   a README change                        -> gate passes, job exits 0
+#   pr-slow   perf.env pins MKL to SSE4.2 (a real,   -> regression: exit 1, ::error, summary;
+#             ~2-5x slower matmul path on the head)     base and head each load their own artifact
+#   pr-cheat  pr-slow plus edits of its copy of the  -> still exit 1 with the trusted scripts (the
+#             decision script, the action and the       workflow's layout); exit 0 with the PR's own
+#             sweep                                     scripts: what the gate used to trust
+#   pr-adopt  branched before the project could be   -> no baseline: exit 3 and says so
 #             built (it adopts the gate)
+#   pr-evil   (as root only: run-as needs a second   -> its prepare cannot write the persistent
+#             user) prepare writes the store, the       store or the job's trusted files, and the
+#             trusted work dir, leaves a daemon         daemon is ended by cleanup; still gated
+#   push      main_bench stores the run, main_submit -> the run is in the store and on the server
+#             posts it with the token
 # min-effect is 0.25: on this 2-core machine shared with other jobs, whole runs drifted by up to
 # 17% with no code change (docs/CALIBRATION_REAL.md); the gate must sit above the machine's drift.
 # Usage: test_gate_scripts.sh /path/to/perfgate
@@ -20,9 +31,36 @@ PERFGATE_REAL=$(realpath "${1:?usage: test_gate_scripts.sh /path/to/perfgate}")
 export PERFGATE_REAL
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-scripts="$root/ci/scripts"
+
+# As root, the run-as scenario switches to `nobody`, who must be able to load LibTorch: when the
+# venv lives under root's private home, re-run in a private mount namespace where /root is a
+# world-readable tmpfs with only the venv bound back in (nothing else of /root is visible).
+if [ "$(id -u)" -eq 0 ] && [ -z "${PG_TEST_NS:-}" ]; then
+  venv=$(readlink -f "$root/.venv" 2>/dev/null || true)
+  case $venv in
+    /root/*)
+      export PG_TEST_NS=1 PG_TEST_VENV=$venv
+      PG_TEST_STASH=$(mktemp -d /tmp/perfgate-venv-XXXXXX)
+      export PG_TEST_STASH
+      ns_rc=0
+      # shellcheck disable=SC2016  # expanded by the inner shell
+      unshare -m -- bash -c '
+        set -e
+        mount --bind "$PG_TEST_VENV" "$PG_TEST_STASH"
+        mount -t tmpfs -o mode=755 tmpfs /root
+        mkdir -p "$PG_TEST_VENV"
+        mount --bind "$PG_TEST_STASH" "$PG_TEST_VENV"
+        exec "$0" "$@"' "$0" "$@" || ns_rc=$?
+      # The namespace and its mounts are gone: only the empty mount point is left (rmdir, not rm).
+      rmdir "$PG_TEST_STASH"
+      exit "$ns_rc"
+      ;;
+  esac
+fi
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-scripts-XXXXXX")
-trap 'git -C "$tmp/project" worktree prune 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
 
 passes=0 failures=0
 check() {  # check DESCRIPTION COMMAND...
@@ -36,6 +74,8 @@ check() {  # check DESCRIPTION COMMAND...
     failures=$((failures + 1))
   fi
 }
+has() { grep -qF -- "$2" "$1"; }
+commit() { git -C "$proj" add -A && git -C "$proj" commit -qm "$1"; }
 
 # --- the project under test -------------------------------------------------------------------
 proj="$tmp/project"
@@ -45,70 +85,109 @@ git -C "$proj" config user.email ci@perfgate.test
 git -C "$proj" config user.name "perfgate ci"
 git -C "$proj" config commit.gpgsign false
 echo "# demo" >"$proj/README.md"
-git -C "$proj" add -A && git -C "$proj" commit -qm "initial: nothing to build yet"
+commit "initial: nothing to build yet"
 adopt_base=$(git -C "$proj" rev-parse HEAD)
 
 cat >"$proj/build.sh" <<'BUILD'
 #!/usr/bin/env bash
-# This project's build: a launcher for perfgate that applies perf.env (part of the build).
+# This project's build: a launcher for perfgate that loads the artifact of the checkout it runs in.
 set -euo pipefail
-{
-  echo '#!/usr/bin/env bash'
-  grep -E '^[A-Z_]+=' perf.env | sed 's/^/export /' || true
-  echo "exec \"$PERFGATE_REAL\" \"\$@\""
-} >"$PERFGATE_BUILD_DIR/perfgate"
+cat >"$PERFGATE_BUILD_DIR/perfgate" <<LAUNCHER
+#!/usr/bin/env bash
+set -a
+source ./artifact.env
+set +a
+exec "$PERFGATE_REAL" "\$@"
+LAUNCHER
 chmod +x "$PERFGATE_BUILD_DIR/perfgate"
 BUILD
-chmod +x "$proj/build.sh"
+printf '#!/usr/bin/env bash\n# Exports the artifact: here, the environment the model runs with.\ncp perf.env artifact.env\n' >"$proj/prepare.sh"
+chmod +x "$proj/build.sh" "$proj/prepare.sh"
 : >"$proj/perf.env"
 cp "$here/gate_sweep.toml" "$proj/perf/sweep.toml"
-git -C "$proj" add -A && git -C "$proj" commit -qm "build and benchmark sweep"
+cp -r "$root/ci/action" "$root/ci/scripts" "$proj/"
+mkdir -p "$proj/ci" && mv "$proj/action" "$proj/scripts" "$proj/ci/"
+commit "build, prepare, benchmark sweep and the gate's action"
 
 git -C "$proj" checkout -q -b pr-noop main
 echo "docs only" >>"$proj/README.md"
-git -C "$proj" commit -qam "docs: no code change"
+commit "docs: no code change"
 
 git -C "$proj" checkout -q -b pr-slow main
 echo "MKL_ENABLE_INSTRUCTIONS=SSE4_2" >"$proj/perf.env"
-git -C "$proj" commit -qam "build: restrict MKL to SSE4.2 (slower matmuls)"
+commit "build: restrict MKL to SSE4.2 (slower matmuls)"
+
+git -C "$proj" checkout -q -b pr-cheat pr-slow
+printf '#!/usr/bin/env bash\necho "perfgate-ci: pass (trust me)" >&2\nexit 0\n' >"$proj/ci/scripts/pr_decide.sh"
+# shellcheck disable=SC2016  # the literal text is replaced
+sed -i 's#"\$GITHUB_ACTION_PATH/../scripts/pr_decide.sh"#"true"#' "$proj/ci/action/action.yml"
+sed -i 's/^reps = .*/reps = 3/' "$proj/perf/sweep.toml"
+commit "slower, and the gate told to pass"
 
 git -C "$proj" checkout -q -b pr-adopt "$adopt_base"
-git -C "$proj" checkout -q main -- build.sh perf.env perf/sweep.toml
-git -C "$proj" commit -qm "adopt perfgate"
+git -C "$proj" checkout -q main -- build.sh prepare.sh perf.env perf/sweep.toml ci
+commit "adopt perfgate"
+
+# --- the runner's persistent state --------------------------------------------------------------
+store_dir="$tmp/runner-home/perfgate"
+mkdir -p "$store_dir"
+chmod 700 "$tmp/runner-home"
+store="$store_dir/perfgate.db"
+
+git -C "$proj" checkout -q -b pr-evil pr-slow
+cat >"$proj/prepare.sh" <<EVIL
+#!/usr/bin/env bash
+cp perf.env artifact.env
+echo "OWNER: \$(id -un) \$(stat -c %U .)" >&2
+(echo evil >>"$store") 2>/dev/null && echo "STORE: written" >&2 || echo "STORE: denied" >&2
+(echo evil >>"$tmp/job-pr-evil-as-nobody/work/state.env") 2>/dev/null && echo "STATE: written" >&2 ||
+  echo "STATE: denied" >&2
+nohup sleep 1000 >/dev/null 2>&1 &
+echo "DAEMON: \$!" >&2
+EVIL
+commit "prepare: try to poison the runner"
 git -C "$proj" checkout -q main
 
 # --- one pull-request job, step by step as the composite action runs it -----------------------
-# run_pr BRANCH: sets $job (its folder) and $rc (the job's exit status, i.e. the check).
+# run_pr BRANCH [SCRIPTS [RUN_AS]]: the trusted tree is main's (the workflow's ./trusted checkout);
+# SCRIPTS overrides where the scripts come from. Sets $job (its folder) and $rc (the check).
+trusted="$tmp/trusted"
+git -C "$proj" worktree add -q --detach "$trusted" main
 run_pr() {
-  local branch=$1
-  job="$tmp/job-$branch"
+  local branch=$1 scripts=${2:-$trusted/ci/scripts} run_as=${3:-}
+  job="$tmp/job-$branch${run_as:+-as-$run_as}"
+  [ "$scripts" = "$trusted/ci/scripts" ] || job="$job-own-scripts"
   mkdir -p "$job"
   git -C "$proj" checkout -q "$branch"
   (
-    cd "$proj"
     export GITHUB_OUTPUT="$job/output" GITHUB_STEP_SUMMARY="$job/summary.md" GITHUB_ENV="$job/env"
     : >"$GITHUB_OUTPUT" && : >"$GITHUB_STEP_SUMMARY" && : >"$GITHUB_ENV"
     # Step "perfgate settings": inputs as the action maps them (PERFGATE_WORK stands in for
     # RUNNER_TEMP's default, PERFGATE_DB for the runner's persistent store).
-    PERFGATE_SWEEP=perf/sweep.toml PERFGATE_DB="$tmp/store.db" PERFGATE_WORK="$job/work" \
+    PERFGATE_SWEEP=perf/sweep.toml PERFGATE_CHECKOUT="$proj" PERFGATE_DB="$store" \
+      PERFGATE_WORK="$job/work" PERFGATE_RUN_AS="$run_as" PERFGATE_PASS_ENV=PERFGATE_REAL \
+      PERFGATE_PREPARE=./prepare.sh PERFGATE_BUILD_COMMAND=./build.sh \
       PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA=0.01 PERFGATE_MIN_EFFECT=0.25 \
-      PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=2 PERFGATE_MAIN_ROUNDS=1 \
+      PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=2 PERFGATE_MAX_ROUNDS=2 PERFGATE_MAIN_ROUNDS=1 \
       PERFGATE_FAIL_ON_INCONCLUSIVE=true PERFGATE_REUSE_BASE=false \
-      PERFGATE_BUILD_COMMAND=./build.sh PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='' \
+      PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='' \
       "$scripts/action_env.sh"
     # Later steps see $GITHUB_ENV's variables, as in Actions.
     while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
-    "$scripts/pr_prepare.sh"
-    "$scripts/pr_bench.sh"
-    "$scripts/pr_gate.sh" >"$job/gate.stdout"
-    "$scripts/pr_decide.sh"
+    PERFGATE_BIN="$PERFGATE_REAL" "$scripts/install.sh" >/dev/null
+    while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
+    cd "$tmp" # steps run in the workspace, not in the measured checkout
+    status=0
+    { "$scripts/pr_prepare.sh" && "$scripts/pr_bench.sh" && "$scripts/pr_gate.sh" >"$job/gate.stdout" &&
+      "$scripts/pr_decide.sh"; } || status=$?
+    grep -E '^(PG_SANDBOX|BASE_SRC|HEAD_SRC)=' "$job/work/state.env" >"$job/sandbox.env" || true
+    "$scripts/cleanup.sh"
+    exit "$status"
   ) >"$job/log" 2>&1 && rc=0 || rc=$?
   git -C "$proj" checkout -q main
   echo "--- $branch: job exit $rc"
   sed -n '1,3p' "$job/summary.md" 2>/dev/null || true
 }
-
-has() { grep -qF -- "$2" "$1"; }
 
 run_pr pr-noop
 check "pr-noop: job passes (exit 0)" [ "$rc" -eq 0 ]
@@ -117,6 +196,9 @@ check "pr-noop: summary opens with the pass line" has "$job/summary.md" "### ✅
 check "pr-noop: JSON report uploaded" has "$job/work/artifacts/perfgate-report.json" '"verdict": "pass"'
 check "pr-noop: CSV of the runs uploaded" test -s "$job/work/artifacts/perfgate-runs.csv"
 check "pr-noop: base and head alternated (2 runs each)" has "$job/summary.md" "pooled: base 2 runs, head 2 runs"
+# shellcheck disable=SC1091
+check "pr-noop: cleanup removed the sandbox" bash -c "source '$job/sandbox.env' && [ -n \"\$PG_SANDBOX\" ] && [ ! -e \"\$PG_SANDBOX\" ]"
+cp "$job/work/gate.db" "$tmp/server.db"
 [ "$rc" -eq 0 ] || cat "$job/log" "$job/summary.md"
 
 run_pr pr-slow
@@ -127,32 +209,82 @@ check "pr-slow: verdict=regression in GITHUB_OUTPUT" has "$job/output" "verdict=
 check "pr-slow: exit-code=1 in GITHUB_OUTPUT" has "$job/output" "exit-code=1"
 [ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md"
 
+run_pr pr-cheat
+check "pr-cheat: trusted scripts still fail the gate (exit 1)" [ "$rc" -eq 1 ]
+check "pr-cheat: verdict=regression" has "$job/output" "verdict=regression"
+check "pr-cheat: measured with the merge-base's sweep, said so" has "$job/log" "measures with the merge-base's version"
+[ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md"
+git -C "$proj" checkout -q pr-cheat
+run_pr pr-cheat "$proj/ci/scripts"
+check "pr-cheat: control: the PR's own scripts would have passed it (exit 0)" [ "$rc" -eq 0 ]
+
 run_pr pr-adopt
 check "pr-adopt: job is inconclusive (exit 3)" [ "$rc" -eq 3 ]
 check "pr-adopt: summary says inconclusive" has "$job/summary.md" "### ⚠️ perfgate: inconclusive"
 check "pr-adopt: summary says there is no baseline" has "$job/summary.md" "no stored run of the base"
-check "pr-adopt: summary says the base could not be built" has "$job/summary.md" "could not be built"
+check "pr-adopt: summary says the base could not be prepared" has "$job/summary.md" "could not be prepared"
 check "pr-adopt: verdict=inconclusive in GITHUB_OUTPUT" has "$job/output" "verdict=inconclusive"
-tolerated=$(cd "$proj" && PERFGATE_WORK="$job/work" PERFGATE_FAIL_ON_INCONCLUSIVE=false \
-  "$scripts/pr_decide.sh" 2>/dev/null) && trc=0 || trc=$?
+tolerated=$(PERFGATE_WORK="$job/work" PERFGATE_FAIL_ON_INCONCLUSIVE=false \
+  "$trusted/ci/scripts/pr_decide.sh" 2>/dev/null) && trc=0 || trc=$?
 check "pr-adopt: fail-on-inconclusive=false lets it pass" [ "$trc" -eq 0 ]
 check "pr-adopt: ... with a warning" grep -q "::warning" <<<"$tolerated"
 [ "$rc" -eq 3 ] || cat "$job/log" "$job/summary.md"
 
-# --- a push to main stores the run in the persistent store -------------------------------------
+# --- a push to main stores the run, and the submit step (alone with the token) sends it ---------
+token_file="$tmp/server-token"
+echo "s3cret-ingest-token" >"$token_file"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$PERFGATE_REAL" serve --db "$tmp/server.db" --port "$port" --token-file "$token_file" --quiet \
+  >"$tmp/serve.log" 2>&1 &
+serve_pid=$!
+trap 'kill "$serve_pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+for _ in $(seq 100); do # until the server listens (it binds before serving)
+  if curl -fs "http://127.0.0.1:$port/" >/dev/null; then break; fi
+  sleep 0.1
+done
 push_job="$tmp/job-push"
 mkdir -p "$push_job"
 (
-  cd "$proj"
   export GITHUB_OUTPUT="$push_job/output" GITHUB_STEP_SUMMARY="$push_job/summary.md"
-  PERFGATE_SWEEP=perf/sweep.toml PERFGATE_DB="$tmp/store.db" PERFGATE_WORK="$push_job/work" \
-    PERFGATE_BUILD_COMMAND=./build.sh PERFGATE_RUN_ARGS=--quiet "$scripts/main_bench.sh"
+  export PERFGATE_SWEEP=perf/sweep.toml PERFGATE_CHECKOUT="$proj" PERFGATE_DB="$store" \
+    PERFGATE_WORK="$push_job/work" PERFGATE_BUILD_COMMAND=./build.sh PERFGATE_PREPARE=./prepare.sh \
+    PERFGATE_PASS_ENV=PERFGATE_REAL PERFGATE_RUN_ARGS=--quiet PERFGATE_BIN="$PERFGATE_REAL" \
+    PERFGATE_SERVER_URL="http://127.0.0.1:$port"
+  cd "$tmp"
+  "$trusted/ci/scripts/main_bench.sh"
+  PERFGATE_TOKEN=$(cat "$token_file") "$trusted/ci/scripts/main_submit.sh"
+  "$trusted/ci/scripts/cleanup.sh"
 ) >"$push_job/log" 2>&1 && prc=0 || prc=$?
-check "push: main_bench.sh succeeds" [ "$prc" -eq 0 ]
+main_sha=$(git -C "$proj" rev-parse main)
+check "push: main_bench.sh and main_submit.sh succeed" [ "$prc" -eq 0 ]
 check "push: the run is in the persistent store" \
-  bash -c "'$PERFGATE_REAL' export --db '$tmp/store.db' --format csv | grep -q '$(git -C "$proj" rev-parse main)'"
+  bash -c "'$PERFGATE_REAL' export --db '$store' --format csv | grep -q '$main_sha'"
+check "push: the run reached the server" \
+  bash -c "'$PERFGATE_REAL' export --db '$tmp/server.db' --format csv | grep -q '$main_sha'"
 check "push: summary written" has "$push_job/summary.md" "stored 1 run(s)"
+check "push: the token is in no file the job left" bash -c "! grep -rqs s3cret-ingest-token '$push_job'"
 [ "$prc" -eq 0 ] || cat "$push_job/log"
+
+# --- run-as: the measured code as a user that owns nothing ----------------------------------------
+if [ "$(id -u)" -eq 0 ]; then
+  store_sum=$(sha256sum "$store")
+  run_pr pr-evil "" nobody
+  check "pr-evil (as nobody): still gated, exit 1" [ "$rc" -eq 1 ]
+  check "pr-evil: verdict=regression" has "$job/output" "verdict=regression"
+  check "pr-evil: the persistent store is unchanged" [ "$(sha256sum "$store")" = "$store_sum" ]
+  check "pr-evil: its prepare ran as nobody in a sandbox nobody owns" has "$job/log" "OWNER: nobody nobody"
+  check "pr-evil: it could not write the store" has "$job/log" "STORE: denied"
+  check "pr-evil: it could not write the job's trusted state" has "$job/log" "STATE: denied"
+  daemon=$(sed -n 's/^DAEMON: //p' "$job/log" | head -1)
+  check "pr-evil: it started a daemon ($daemon) ..." [ -n "$daemon" ]
+  # Ended: gone, or a zombie waiting for a parent that is not the sandbox's to reap.
+  check "pr-evil: ... which cleanup ended" bash -c "! ps -o stat= -p '$daemon' | grep -qv Z"
+  check "pr-evil: the sandbox is gone" \
+    bash -c "source '$job/sandbox.env' && [ -n \"\$PG_SANDBOX\" ] && [ ! -e \"\$PG_SANDBOX\" ]"
+  [ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md"
+else
+  echo "ok   - run-as scenario needs root (setpriv to nobody) or a sudoers rule; ran as $(id -un): covered where root"
+fi
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

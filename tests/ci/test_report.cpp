@@ -1,5 +1,5 @@
-// The reporters on a synthetic GateResult: JSON keys exactly as SPEC.md, Markdown structure,
-// table alignment, and GitHub workflow-command escaping.
+// The reporters on a synthetic GateResult: JSON keys exactly as docs/FORMATS.md, Markdown
+// structure, table alignment, and GitHub workflow-command escaping.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -235,6 +235,27 @@ TEST(GithubCommands, EscapingFollowsTheWorkflowCommandRules) {
         << "a line not starting a command: " << line;
   }
   EXPECT_NE(out.find("evil%0A%3A%3Aerror%3A%3Ainjected%2Cx%3Ay"), std::string::npos) << out;
+}
+
+// Every stored string reaches the Markdown (and, on GitHub, the runner reading stdout for
+// workflow commands): none may start a line, open HTML, or break the table.
+TEST(MarkdownReport, EveryStoredStringIsEscapedEnvKeysIncluded) {
+  const std::string evil = "x\n::notice::pwned|<script>`\r\n";
+  GateResult r = regression_result();
+  r.verdict = GateVerdict::inconclusive;
+  r.base_env[evil] = evil;
+  r.head_env[evil] = "other" + evil;
+  r.cells[3].key.model = evil;
+  r.cells[3].note = evil;
+  r.warnings = {evil};
+  ReportInfo info{"main" + evil, "HEAD" + evil, "", "", {evil}};
+  const std::string out = render(GateMarkdownReporter{}, r, info);
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) EXPECT_NE(line.rfind("::", 0), 0u) << line;
+  EXPECT_EQ(out.find("<script>"), std::string::npos) << out;
+  EXPECT_EQ(out.find("::notice::pwned|"), std::string::npos) << out;
+  EXPECT_EQ(out.find('\r'), std::string::npos);
 }
 
 TEST(ReporterFactory, UnknownFormatIsAUsageError) {

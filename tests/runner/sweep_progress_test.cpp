@@ -82,8 +82,12 @@ TEST(Progress, PlainLinesWhenNotATerminal) {
   std::getline(lines, l1);
   std::getline(lines, l2);
   std::getline(lines, l3);
-  EXPECT_EQ(l1, "[1/2] tiny fp32 math kv=on B=1 P=8: ok, tpot 1.250 ms, prefill 2.500 ms (0.5 s)");
-  EXPECT_EQ(l2, "[2/2] tiny fp32 math kv=on B=2 P=8: oom (CUDA out of memory) (0.1 s)");
+  EXPECT_EQ(l1,
+            "[1/2] tiny fp32 B=1 P=8 gen=4 kv=on math graphs=off cpu: ok, tpot 1.250 ms, prefill "
+            "2.500 ms (0.5 s)");
+  EXPECT_EQ(
+      l2,
+      "[2/2] tiny fp32 B=2 P=8 gen=4 kv=on math graphs=off cpu: oom (CUDA out of memory) (0.1 s)");
   EXPECT_TRUE(l3.starts_with("2 of 2 cells in ")) << l3;
   EXPECT_TRUE(l3.ends_with("(run 7, complete)")) << l3;
 }
@@ -100,7 +104,7 @@ TEST(Progress, RedrawnBarOnATerminal) {
   p.cell_started(1, cells[1]);
   const std::string out = f.text();
   EXPECT_EQ(out.find('\n'), std::string::npos) << "a bar redraws one line";
-  EXPECT_NE(out.find("\r[#####...............] 1/4  ETA 0:06  tiny fp32 math kv=on B=1 P=8"),
+  EXPECT_NE(out.find("\r[#####...............] 1/4  ETA 0:06  tiny fp32 B=1 P=8 gen=4 kv=on math"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("ETA --"), std::string::npos);

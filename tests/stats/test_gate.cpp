@@ -1,4 +1,4 @@
-// evaluate_gate on synthetic runs: the merge gate's decisions (SPEC "The merge gate").
+// evaluate_gate on synthetic runs: the merge gate's decisions (docs/STATISTICS.md).
 #include <gtest/gtest.h>
 
 #include "common/errors.h"

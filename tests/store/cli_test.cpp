@@ -28,10 +28,12 @@ std::string quote(const std::string& s) {
 
 class Cli : public ::testing::Test {
  protected:
-  Result perfgate(const std::string& args) {
+  // `shell` runs first in the same shell (a ulimit); `wrap` is put before the binary.
+  Result perfgate(const std::string& args, const std::string& shell = "",
+                  const std::string& wrap = "") {
     const std::string err_file = dir_.file("stderr.txt");
-    const std::string cmd = "cd " + quote(dir_.path().string()) + " && " + PERFGATE_BIN + " " +
-                            args + " 2>" + quote(err_file);
+    const std::string cmd = "cd " + quote(dir_.path().string()) + " && " + shell + wrap +
+                            PERFGATE_BIN + " " + args + " 2>" + quote(err_file);
     Result r;
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return r;
@@ -153,6 +155,66 @@ TEST_F(Cli, BadFlagsAndUnknownRunsExitWithUsage) {
   EXPECT_NE(unknown.err.find("999"), std::string::npos) << unknown.err;
   EXPECT_TRUE(unknown.out.empty());
   EXPECT_EQ(perfgate("export --help").rc, 0);
+}
+
+// The disk refusing a write is a runtime failure (exit 4) with the reason, never a kill by
+// SIGXFSZ and never a bare "disk I/O error".
+const std::string kTinyRun = "run --model tiny --device cpu --seq-lens 8 --warmup 0 --quiet --db ";
+
+// Bad numeric flags and refused output targets are exit 2 naming the flag, before any run row.
+TEST_F(Cli, BadFlagsOfRunStoreNothing) {
+  const std::string db = dir_.file("flags.db");
+  { Store create(db); }
+  for (const std::string& bad :
+       {std::string("--peak-tflops 1e-320"), std::string("--peak-bw-gbps 1e308"),
+        std::string("--json /dev/full"), "--csv " + dir_.str()}) {
+    const Result r =
+        perfgate(kTinyRun + quote(db) + " --batch-sizes 1 --reps 1 --gen-tokens 2 " + bad);
+    EXPECT_EQ(r.rc, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find(bad.substr(0, bad.find(' '))), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(Store(db, true).run_count(), 0);
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
+}
+
+TEST_F(Cli, RunJsonThroughASymlinkReplacesItsTargetAndKeepsTheLink) {
+  std::filesystem::create_directory(dir_ / "exports");
+  test::write_bytes(dir_.file("exports/run.json"), "old");
+  std::filesystem::create_symlink("exports/run.json", dir_ / "latest.json");
+  const Result r = perfgate(kTinyRun + quote(dir_.file("link.db")) +
+                            " --batch-sizes 1 --reps 1 --gen-tokens 2 --json latest.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::is_symlink(dir_ / "latest.json"));
+  const auto doc = json::parse(test::read_bytes(dir_.file("exports/run.json")));
+  EXPECT_EQ(doc["runs"].size(), 1u);
+}
+
+TEST_F(Cli, FileSizeLimitIsExit4WithTheReason) {
+  // dash counts `ulimit -f` in 512-byte blocks: 8 KiB, less than a fresh store's schema.
+  const Result r = perfgate(
+      kTinyRun + quote(dir_.file("limited.db")) + " --batch-sizes 1 --reps 1 --gen-tokens 2",
+      "ulimit -f 16 && ");
+  EXPECT_EQ(r.rc, 4) << r.err;
+  EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("limited.db"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, FullDiskIsExit4WithTheReason) {
+  // A 96 KiB tmpfs in a private mount namespace: room for the schema, not for the run.
+  const std::string mnt = dir_.file("small");
+  std::filesystem::create_directory(mnt);
+  if (std::system("unshare -rm true 2>/dev/null") != 0)
+    GTEST_SKIP() << "no mount namespace here (unshare refused)";
+  const std::string wrap =
+      "unshare -rm sh -c 'mount -t tmpfs -o size=96k none " + mnt + " && exec \"$0\" \"$@\"' ";
+  const Result r = perfgate(kTinyRun + quote(mnt + "/full.db") +
+                                " --batch-sizes 1,2,3,4,5,6,7,8 "
+                                "--reps 20 --gen-tokens 8",
+                            "", wrap);
+  EXPECT_EQ(r.rc, 4) << r.err;
+  EXPECT_TRUE(r.err.find("No space left on device") != std::string::npos ||
+              r.err.find("disk is full") != std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ TEST(RunJson, RoundTripsThroughTheParserExactly) {
 }
 
 TEST(RunJson, AcceptsTheMinimalSpecDocument) {
-  // Only the fields SPEC.md relies on; everything else takes its default.
+  // Only the fields docs/FORMATS.md requires; everything else takes its default.
   const auto runs = runs_from_json(R"({"runs": [{"id": 1, "status": "incomplete",
       "git": {"commit": null, "branch": null, "dirty": false, "subject": null, "time": null},
       "env": {"device": "cpu", "threads": 4},

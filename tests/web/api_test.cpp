@@ -1,4 +1,4 @@
-// The JSON API against a live server on loopback: shapes SPEC.md relies on, and hostile input.
+// The JSON API against a live server on loopback: docs/API.md's shapes, and hostile input.
 #include <gtest/gtest.h>
 
 #include <regex>

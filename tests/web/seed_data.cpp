@@ -6,6 +6,8 @@
 #include <ctime>
 #include <random>
 
+#include "common/descriptive.h"
+
 namespace pg::webtest {
 
 namespace {
@@ -15,19 +17,6 @@ uint64_t mix(uint64_t x) {  // splitmix64
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double pct(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * (v.size() - 1);
-  const size_t lo = static_cast<size_t>(pos), hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
 }
 
 std::string iso_time(int64_t unix_s) {
@@ -120,8 +109,8 @@ Run make_run(const SeedSpec& spec, int commit, int env, int repeat) {
         const int steps = spec.gen_tokens - 1;
         cell.metrics = {{"prefill_ms", med_prefill},
                         {"tpot_ms", med_tpot},
-                        {"itl_p50_ms", pct(all_steps, 0.5)},
-                        {"itl_p99_ms", pct(all_steps, 0.99)},
+                        {"itl_p50_ms", quantile(all_steps, 0.5)},
+                        {"itl_p99_ms", quantile(all_steps, 0.99)},
                         {"decode_tok_s", b * steps / (med_tpot * steps / 1000.0)},
                         {"total_tok_s",
                          b * (p + spec.gen_tokens) / ((med_prefill + med_tpot * steps) / 1000.0)},

@@ -1,5 +1,5 @@
-// Where a decode step's time goes, for docs/PERFORMANCE.md (issue 6): not a test, a tool run on
-// the GPU machine by bench/gpu_profile.sh.
+// Where a decode step's time goes, for docs/PERFORMANCE.md: not a test, a tool run on a GPU
+// machine by bench/gpu_profile.sh.
 //   lm_decode_profile MODEL [BATCH] [PROMPT] [graph|eager]
 // prints, for one bf16 model on cuda:0 at batch B after a prompt of P tokens,
 //  - the eager decode step's host time per ATen operator (RecordFunction callbacks on the

@@ -64,7 +64,7 @@ TEST_F(LmMeasure, TinyCellKeepsEverySampleAndDerivesTheMetrics) {
   EXPECT_FALSE(m.count("mbu"));  // a CPU has no table entry
   EXPECT_FALSE(m.count("prefill_mfu"));
   EXPECT_FALSE(m.count("peak_alloc_bytes"));
-  EXPECT_DOUBLE_EQ(m.at("tpot_ms"), lm::median(tpot));
+  EXPECT_DOUBLE_EQ(m.at("tpot_ms"), pg::median(tpot));
   EXPECT_LE(m.at("itl_p50_ms"), m.at("itl_p99_ms"));
   EXPECT_NEAR(m.at("decode_tok_s"), 2 / (m.at("tpot_ms") / 1e3), m.at("decode_tok_s") * 0.5);
   EXPECT_DOUBLE_EQ(m.at("weight_bytes"),

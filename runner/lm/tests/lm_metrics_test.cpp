@@ -54,11 +54,13 @@ TEST(LmMetrics, OneGeneratedTokenHasNoDecodeMetrics) {
   EXPECT_FALSE(sanity_failure(s, 2, 1));
 }
 
+// The itl percentiles interpolate linearly between order statistics (numpy's default).
 TEST(LmMetrics, PercentileInterpolatesLinearly) {
-  EXPECT_DOUBLE_EQ(percentile({3, 1, 2, 4}, 50), 2.5);
-  EXPECT_DOUBLE_EQ(percentile({10}, 99), 10);
-  EXPECT_DOUBLE_EQ(percentile({0, 100}, 99), 99);
+  EXPECT_DOUBLE_EQ(quantile({3, 1, 2, 4}, 0.50), 2.5);
+  EXPECT_DOUBLE_EQ(quantile({10}, 0.99), 10);
+  EXPECT_DOUBLE_EQ(quantile({0, 100}, 0.99), 99);
   EXPECT_DOUBLE_EQ(median({5, 1, 9}), 5);
+  EXPECT_DOUBLE_EQ(median({4, 1, 9, 2}), 3);
 }
 
 TEST(LmSanity, AcceptsPlausibleSamples) { EXPECT_FALSE(sanity_failure(three_reps(), 3, 3)); }

@@ -136,12 +136,45 @@ TEST_F(LmSafetensors, OffsetsThatDoNotMatchTheShape) {
   EXPECT_NE(msg.find("needs 16"), std::string::npos) << msg;
 }
 
+// Found by the fuzz pass: a number JSON cannot hold (1e400) threw out_of_range past the
+// parse_error handler (exit 4 instead of 2); a shape whose byte count wraps around 2^64 matched an
+// empty data range.
+TEST_F(LmSafetensors, NumbersOutOfRangeAndOverflowingShapesAreBadInput) {
+  for (const std::string header :
+       {R"({"wte.weight": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 0]}})",
+        R"({"wte.weight": {"dtype": "F32", "shape": [4611686018427387904, 4], )"
+        R"("data_offsets": [0, 0]}})",
+        R"({"wte.weight": {"dtype": "F32", "shape": [9223372036854775808], )"
+        R"("data_offsets": [0, 0]}})"}) {
+    std::string bytes(8, '\0');
+    bytes[0] = static_cast<char>(header.size());
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes << header;
+    const auto msg = usage_error(path);
+    EXPECT_TRUE(msg.find("not valid JSON") != std::string::npos ||
+                msg.find("too large") != std::string::npos)
+        << msg;
+  }
+}
+
 TEST_F(LmSafetensors, UnknownTensor) {
   auto blobs = gpt2_blobs(small_gpt2());
   blobs["h.0.attn.rotary.weight"] = blobs["ln_f.bias"];
   write_safetensors(path, blobs, n_head4);
   const auto msg = usage_error(path);
   EXPECT_NE(msg.find("unknown tensor 'h.0.attn.rotary.weight'"), std::string::npos) << msg;
+}
+
+// A layer index sizes the model; one the header cannot back is refused at once (it used to run
+// 25 s into bad_alloc for 1e9, and end in "stoll" beyond int64), naming the tensor.
+TEST_F(LmSafetensors, LayerIndexBeyondTheHeaderIsRefusedBeforeAllocating) {
+  for (const std::string index : {"1000000000", "99999999999999999999999"}) {
+    auto blobs = gpt2_blobs(small_gpt2());
+    const std::string name = "h." + index + ".ln_1.weight";
+    blobs[name] = blobs["ln_f.bias"];
+    write_safetensors(path, blobs, n_head4);
+    const auto msg = usage_error(path);
+    EXPECT_NE(msg.find("tensor '" + name + "': layer index " + index), std::string::npos) << msg;
+  }
 }
 
 TEST_F(LmSafetensors, MissingTensor) {

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs the trusted perfgate once per runner and exports PERFGATE_BIN to the job's later steps.
+#   PERFGATE_BIN set (the action's `perfgate` input): that binary (a released build, the
+#     container's /usr/local/bin/perfgate); it must run.
+#   otherwise: perfgate is built from the source tree this script belongs to (the action's own
+#     pinned commit, never the measured checkout) into
+#     $PERFGATE_INSTALL_ROOT/<hash of that source>/, once; later jobs with the same pinned
+#     commit reuse it. LibTorch comes from a venv keyed by the hash of requirements.txt
+#     (PERFGATE_INSTALL_VENV overrides it; PERFGATE_INSTALL_ROOT overrides the root).
+# The install directory belongs to the runner's user and is only read by measured code.
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+
+if [ -n "${PERFGATE_BIN:-}" ]; then
+  bin=$(command -v "$PERFGATE_BIN") || pg_die "input 'perfgate': $PERFGATE_BIN is not an executable"
+else
+  src=$(cd "$PG_CI_DIR/.." && pwd)
+  if [ ! -f "$src/CMakeLists.txt" ] || [ ! -f "$src/requirements.txt" ]; then
+    pg_die "input 'perfgate' is empty and $src is not a perfgate source tree: pass a binary"
+  fi
+  root=${PERFGATE_INSTALL_ROOT:-${RUNNER_TOOL_CACHE:-$HOME/.cache}/perfgate}
+  # The key names exactly the source that is built (tracked files and their content).
+  key=$(cd "$src" && find . -path ./build -prune -o -path ./.git -prune -o -path ./.venv -prune \
+    -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+  req=$(sha256sum "$src/requirements.txt" | cut -c1-16)
+  dest="$root/$key"
+  bin="$dest/build/perfgate"
+  mkdir -p "$root"
+  exec 9>"$root/.lock"
+  flock 9 # one install at a time; a second job waits, then finds it done
+  if [ ! -f "$dest/complete" ]; then
+    pg_log "building perfgate from $src into $dest (once for this source)"
+    rm -rf "$dest"
+    mkdir -p "$dest"
+    venv=${PERFGATE_INSTALL_VENV:-$root/venv-$req}
+    PERFGATE_VENV="$venv" "$src/scripts/setup.sh" --no-build >&2
+    (cd "$src" && PERFGATE_BUILD_DIR="$dest/build" PERFGATE_PYTHON="$venv/bin/python3" \
+      "$PG_SCRIPTS/build.sh") >&2
+    echo "$venv/bin/python3" >"$dest/python"
+    touch "$dest/complete"
+  fi
+  exec 9>&-
+fi
+"$bin" --version >&2 || pg_die "$bin does not run"
+if [ -n "${GITHUB_ENV:-}" ]; then
+  echo "PERFGATE_BIN=$bin" >>"$GITHUB_ENV"
+  # The LibTorch venv of a source install, for a build-command that builds perfgate per side.
+  if [ -z "${PERFGATE_PYTHON:-}" ] && [ -f "$(dirname "$(dirname "$bin")")/python" ]; then
+    echo "PERFGATE_PYTHON=$(cat "$(dirname "$(dirname "$bin")")/python")" >>"$GITHUB_ENV"
+  fi
+fi
+pg_output perfgate "$bin"
+echo "$bin"

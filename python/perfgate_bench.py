@@ -1,0 +1,260 @@
+"""Time your own model for `perfgate run --exec`, in about ten lines.
+
+    import perfgate_bench as pb
+
+    cell = pb.cell()                       # the sweep cell perfgate asks for (batch, prompt, ...)
+    model = build_my_model(cell.device, cell.dtype)
+    prompt = pb.random_prompt(cell, vocab=model.vocab)
+
+    def prefill():                         # a new sequence: reset the cache, run the prompt
+        model.reset(); model(prompt, pos=0)
+    def decode_step(i):                    # one generated token at position prompt_len + i
+        model(next_token, pos=cell.prompt_len + i)
+
+    pb.run(cell, prefill, decode_step, engine="my-model", model_info={"param_bytes": ...})
+
+`run` does `cell.warmup` untimed and `cell.reps` timed repetitions of prefill followed by
+`cell.gen_tokens - 1` decode steps, and prints docs/PROTOCOL.md's JSON lines. On CUDA it times
+with CUDA events recorded between the calls (one synchronisation per repetition, none between
+steps); on the CPU with time.perf_counter_ns. It imports nothing outside the standard library;
+torch is only touched when the cell's device is CUDA (and then it is already imported by you).
+
+While the benchmark runs, file descriptor 1 is pointed at stderr, so a stray print() (or a C
+library writing to stdout) cannot corrupt the protocol; the protocol lines go to the original
+stdout. An out-of-memory error is reported as an `oom` line, any other exception as an `error`
+line (and re-raised, so its traceback reaches stderr, which perfgate keeps in the cell's reason).
+"""
+
+import json
+import math
+import os
+import platform
+import random
+import sys
+import time
+
+PROTOCOL = 1
+
+_proto_fd = None
+
+
+def _protocol_fd():
+    """The original stdout for protocol lines; fd 1 becomes stderr for everything else."""
+    global _proto_fd
+    if _proto_fd is None:
+        sys.stdout.flush()
+        _proto_fd = os.dup(1)
+        os.dup2(2, 1)
+    return _proto_fd
+
+
+def _emit(obj):
+    line = json.dumps(obj, allow_nan=False, separators=(",", ":")) + "\n"
+    data = line.encode("utf-8")
+    fd = _protocol_fd()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+class Cell:
+    """One sweep cell: what perfgate wants measured (docs/PROTOCOL.md, "The cell")."""
+
+    def __init__(self, d):
+        self.raw = dict(d)
+        self.model = str(d.get("model", "model"))
+        self.batch_size = int(d["batch_size"])
+        self.prompt_len = int(d["prompt_len"])
+        self.gen_tokens = int(d["gen_tokens"])
+        self.warmup = int(d.get("warmup", 0))
+        self.reps = int(d["reps"])
+        self.device = str(d.get("device", "cpu"))
+        self.dtype = str(d.get("dtype", "fp32"))
+        self.seed = int(d.get("seed", 0))
+        self.kv_cache = bool(d.get("kv_cache", True))
+        self.attention = str(d.get("attention", "sdpa"))
+        self.cuda_graphs = bool(d.get("cuda_graphs", False))
+        self.repo = str(d.get("repo", os.getcwd()))
+        if self.gen_tokens < 1 or self.reps < 1 or self.batch_size < 1 or self.prompt_len < 1:
+            raise ValueError("perfgate_bench: the cell has a non-positive size: %r" % (d,))
+
+    @property
+    def decode_steps(self):
+        return self.gen_tokens - 1
+
+    @property
+    def torch_dtype_name(self):
+        return {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}.get(self.dtype, self.dtype)
+
+    def __repr__(self):
+        return "Cell(%s)" % ", ".join("%s=%r" % kv for kv in sorted(self.raw.items()))
+
+
+def _env_int(name, default=None):
+    v = os.environ.get(name)
+    if v is None or v == "":
+        if default is None:
+            raise KeyError(name)
+        return default
+    return int(v)
+
+
+def cell(argv=None):
+    """The cell perfgate asks for: the JSON object on stdin, else the PERFGATE_* variables.
+
+    Outside perfgate (a developer trying the script) every variable may be given by hand; the
+    defaults then are batch 1, prompt 16, 8 tokens, 1 warm-up, 3 repetitions, cpu, fp32.
+    """
+    _protocol_fd()
+    text = ""
+    if not sys.stdin.isatty():
+        text = sys.stdin.read()
+    if text.strip():
+        d = json.loads(text)
+    else:
+        e = os.environ
+        d = {
+            "model": e.get("PERFGATE_MODEL", "model"),
+            "batch_size": _env_int("PERFGATE_BATCH", 1),
+            "prompt_len": _env_int("PERFGATE_PROMPT_LEN", 16),
+            "gen_tokens": _env_int("PERFGATE_GEN_TOKENS", 8),
+            "warmup": _env_int("PERFGATE_WARMUP", 1),
+            "reps": _env_int("PERFGATE_REPS", 3),
+            "device": e.get("PERFGATE_DEVICE", "cpu"),
+            "dtype": e.get("PERFGATE_DTYPE", "fp32"),
+            "seed": _env_int("PERFGATE_SEED", 0),
+            "kv_cache": e.get("PERFGATE_KV_CACHE", "on") == "on",
+            "attention": e.get("PERFGATE_ATTENTION", "sdpa"),
+            "cuda_graphs": e.get("PERFGATE_CUDA_GRAPHS", "off") == "on",
+            "repo": e.get("PERFGATE_REPO", os.getcwd()),
+        }
+    proto = int(d.get("protocol", PROTOCOL))
+    if proto != PROTOCOL:
+        raise SystemExit("perfgate_bench: perfgate speaks protocol %d, this helper %d" % (proto, PROTOCOL))
+    return Cell(d)
+
+
+def random_prompt(c, vocab):
+    """A [batch][prompt_len] list of token ids drawn from the cell's seed (no torch needed)."""
+    rng = random.Random(c.seed)
+    return [[rng.randrange(vocab) for _ in range(c.prompt_len)] for _ in range(c.batch_size)]
+
+
+def _is_cuda(device):
+    return device == "cuda" or device.startswith("cuda:")
+
+
+class _CpuClock:
+    """Wall-clock stamps; the calls are synchronous on the CPU."""
+
+    def __init__(self, marks):
+        self.t = [0] * marks
+
+    def mark(self, i):
+        self.t[i] = time.perf_counter_ns()
+
+    def intervals_ms(self):
+        return [(b - a) / 1e6 for a, b in zip(self.t, self.t[1:])]
+
+
+class _CudaClock:
+    """CUDA events recorded on the current stream between the calls; one wait per repetition."""
+
+    def __init__(self, marks, torch):
+        self.torch = torch
+        self.events = [torch.cuda.Event(enable_timing=True) for _ in range(marks)]
+
+    def mark(self, i):
+        self.events[i].record()
+
+    def intervals_ms(self):
+        self.events[-1].synchronize()
+        ev = self.events
+        return [ev[i].elapsed_time(ev[i + 1]) for i in range(len(ev) - 1)]
+
+
+def _versions(extra):
+    v = {"python": platform.python_version()}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        v["torch"] = str(torch.__version__)
+        if getattr(torch.version, "cuda", None):
+            v["torch.cuda"] = str(torch.version.cuda)
+    for name in ("transformers", "vllm", "triton"):
+        mod = sys.modules.get(name)
+        if mod is not None and getattr(mod, "__version__", None):
+            v[name] = str(mod.__version__)
+    v.update({str(k): str(val) for k, val in (extra or {}).items()})
+    return v
+
+
+def _is_oom(exc):
+    name = type(exc).__name__
+    return isinstance(exc, MemoryError) or name == "OutOfMemoryError" or "out of memory" in str(exc)
+
+
+def measure(c, prefill, decode_step, setup=None):
+    """The timed repetitions as [(prefill_ms, [decode_ms, ...]), ...] (no output).
+
+    `setup()`, when given, runs untimed before every repetition (e.g. a fresh prompt).
+    """
+    steps = c.gen_tokens - 1
+    if _is_cuda(c.device):
+        torch = sys.modules.get("torch")
+        if torch is None:
+            import torch  # noqa: F811  (only on CUDA; the CPU path needs no torch)
+        clock = _CudaClock(steps + 2, torch)
+    else:
+        clock = _CpuClock(steps + 2)
+    out = []
+    for rep in range(c.warmup + c.reps):
+        if setup is not None:
+            setup()
+        mark = clock.mark
+        mark(0)
+        prefill()
+        mark(1)
+        for i in range(steps):
+            decode_step(i)
+            mark(i + 2)
+        iv = clock.intervals_ms()
+        if rep >= c.warmup:
+            out.append((iv[0], iv[1:]))
+    return out
+
+
+def run(c, prefill, decode_step, engine, versions=None, model_info=None, setup=None,
+        peak_alloc_bytes=None):
+    """Measures the cell and prints the protocol: hello, one `rep` line per repetition, `end`.
+
+    engine: your engine's name (e.g. "pytorch-eager", "torch.compile"); versions: extra
+    {package: version} beside the ones found automatically (python, torch, transformers...);
+    model_info: optional facts for MBU/MFU and the table: display_name, param_bytes,
+    flops_per_token, kv_bytes_per_token, vocab, context. peak_alloc_bytes: a callable giving the
+    peak device memory of the timed repetitions; on CUDA torch.cuda.max_memory_allocated is used.
+    """
+    hello = {"type": "hello", "protocol": PROTOCOL, "engine": engine, "versions": _versions(versions)}
+    if model_info:
+        hello["model"] = {k: v for k, v in model_info.items() if v is not None}
+    _emit(hello)
+    torch = sys.modules.get("torch") if _is_cuda(c.device) else None
+    try:
+        if torch is not None:
+            torch.cuda.reset_peak_memory_stats()
+        samples = measure(c, prefill, decode_step, setup)
+        for i, (p, d) in enumerate(samples):
+            bad = [x for x in [p] + d if not (math.isfinite(x) and x > 0)]
+            if bad:
+                raise RuntimeError("repetition %d has a non-positive or non-finite time %r" % (i, bad[0]))
+            _emit({"type": "rep", "rep": i, "prefill_ms": p, "decode_ms": d})
+        end = {"type": "end"}
+        peak = peak_alloc_bytes() if peak_alloc_bytes else (
+            torch.cuda.max_memory_allocated() if torch is not None else None)
+        if peak:
+            end["peak_alloc_bytes"] = int(peak)
+        _emit(end)
+    except Exception as exc:  # reported to perfgate, then re-raised for the traceback
+        kind = "oom" if _is_oom(exc) else "error"
+        _emit({"type": kind, "reason": ("%s: %s" % (type(exc).__name__, exc)).splitlines()[0][:500]})
+        if kind == "oom":
+            return
+        raise

@@ -1,0 +1,75 @@
+// The JSON-lines protocol an `--exec` benchmark prints on stdout (docs/PROTOCOL.md), read one
+// line at a time and validated as it arrives. LibTorch-free and pure, so every rule is tested on
+// hand-written lines.
+#pragma once
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "store/types.h"
+
+namespace pg::exec {
+
+inline constexpr int kProtocolVersion = 1;
+
+// Optional facts about the model, for MBU / MFU and the table; absent = those metrics are null.
+struct ModelFacts {
+  std::optional<std::string> display_name;
+  std::optional<double> param_bytes;         // bytes of every parameter, as stored
+  std::optional<double> flops_per_token;     // forward FLOPs of one token (prefill MFU)
+  std::optional<double> kv_bytes_per_token;  // K and V of one token of one sequence, all layers
+  std::optional<double> vocab;
+  std::optional<double> context;  // longest prompt + generated tokens the model accepts
+};
+
+struct EngineInfo {
+  std::string name;
+  std::map<std::string, std::string> versions;
+  ModelFacts model;
+  bool operator==(const EngineInfo& o) const { return name == o.name && versions == o.versions; }
+};
+
+// A line that breaks the protocol; `line` is 1-based.
+struct ProtocolError : std::runtime_error {
+  ProtocolError(int line, const std::string& why)
+      : std::runtime_error("stdout line " + std::to_string(line) + ": " + why), line(line) {}
+  int line;
+};
+
+class ProtocolReader {
+ public:
+  ProtocolReader(int reps, int gen_tokens) : reps_(reps), gen_tokens_(gen_tokens) {}
+
+  // One stdout line. Blank lines are skipped; anything else must be a protocol line in its
+  // place: hello first, then `reps` rep lines in order, then end (or oom / error at any point).
+  // Throws ProtocolError.
+  void feed(std::string_view line);
+
+  enum class State { want_hello, want_rep, done };
+  State state() const { return state_; }
+  int lines() const { return line_no_; }
+  size_t reps_seen() const { return samples_.prefill_ms.size(); }
+
+  // Set once the `hello` line was read.
+  const std::optional<EngineInfo>& engine() const { return engine_; }
+  // Set when the benchmark reported its own failure (`oom` or `error` line).
+  const std::optional<CellStatus>& reported_failure() const { return failure_; }
+  const std::string& reported_reason() const { return failure_reason_; }
+  // Complete once state() is done without a reported failure.
+  const CellSamples& samples() const { return samples_; }
+  const std::optional<double>& peak_alloc_bytes() const { return peak_alloc_bytes_; }
+
+ private:
+  int reps_, gen_tokens_;
+  int line_no_ = 0;
+  State state_ = State::want_hello;
+  std::optional<EngineInfo> engine_;
+  std::optional<CellStatus> failure_;
+  std::string failure_reason_;
+  CellSamples samples_;
+  std::optional<double> peak_alloc_bytes_;
+};
+
+}  // namespace pg::exec

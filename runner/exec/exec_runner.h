@@ -1,0 +1,39 @@
+// `perfgate run --exec CMD`: every cell is measured by running the user's benchmark command,
+// which reads the cell (PERFGATE_* variables and a JSON object on stdin) and prints the samples
+// in docs/PROTOCOL.md's JSON lines. LibTorch-free.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+
+#include "runner/cell_measurer.h"
+#include "runner/exec/exec_protocol.h"
+
+namespace pg::exec {
+
+struct ExecSettings {
+  std::string command;      // run as /bin/sh -c COMMAND
+  std::string repo_dir;     // the checkout being measured: the command's working directory
+  double timeout_s = 900;   // per cell
+  std::string device_name;  // the GPU's name from the fingerprint (for MBU / MFU peaks)
+};
+
+// The cell as the command receives it: the environment variables and the stdin JSON text.
+std::map<std::string, std::string> cell_environment(const CellKey& key, const MeasureOptions& opt,
+                                                    const std::string& repo_dir);
+std::string cell_json(const CellKey& key, const MeasureOptions& opt, const std::string& repo_dir);
+
+class ExecCellRunner final : public CellMeasurer {
+ public:
+  explicit ExecCellRunner(ExecSettings settings);
+  CellResult measure(const CellKey& key, const MeasureOptions& opt) override;
+  bool fingerprint_after_first_cell() const override { return true; }
+  // engine, engine.<package> = version, and engine.model = the first model's display name.
+  Environment fingerprint() const override;
+
+ private:
+  ExecSettings settings_;
+  std::optional<EngineInfo> engine_;  // from the first hello line; later ones must match
+};
+
+}  // namespace pg::exec

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# examples/own-model end to end, on CPU: a user's repository whose benchmark is bench.py (the
+# python/perfgate_bench.py helper around a PyTorch model with a static KV cache), measured with
+# `perfgate run --exec` by the CI scripts exactly as the composite action runs them, in a
+# temporary git repository with three commits:
+#   main      the model (2 layers), its bench script, the sweep, the workflow
+#   pr-noop   a README change                         -> the gate passes (A/A)
+#   pr-slow   N_LAYER 2 -> 8: four times the layers   -> regression: exit 1 and ::error
+# Each side must run its own checkout's model: the run's engine.model fingerprint says how many
+# layers the measured model had. min-effect is 0.5: this 2-core machine is shared, and a head
+# with 3x the layers measured only 1.6x to 2.3x slower under load; this one has 4x the layers.
+# Usage: own_model_example_test.sh /path/to/perfgate /path/to/python-with-torch
+set -euo pipefail
+PERFGATE_REAL=$(realpath "${1:?usage: own_model_example_test.sh PERFGATE PYTHON}")
+PYTHON=$(realpath -s "${2:?usage: own_model_example_test.sh PERFGATE PYTHON}")
+export PERFGATE_REAL PYTHON
+here=$(cd "$(dirname "$0")" && pwd)
+root=${PERFGATE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
+scripts=${PERFGATE_CI_SCRIPTS:-$root/ci/scripts}  # overridable to try other versions of the scripts
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-own-model-XXXXXX")
+trap 'git -C "$tmp/project" worktree prune 2>/dev/null || true; rm -rf "$tmp"' EXIT
+
+passes=0 failures=0
+check() {
+  local what=$1
+  shift
+  if "$@"; then
+    echo "ok   - $what"
+    passes=$((passes + 1))
+  else
+    echo "FAIL - $what"
+    failures=$((failures + 1))
+  fi
+}
+has() { grep -qF -- "$2" "$1"; }
+
+# --- the user's repository: the example as it stands, with the helper copied in ---------------
+proj="$tmp/project"
+mkdir -p "$proj"
+cp -r "$root/examples/own-model/." "$proj/"
+cp "$root/python/perfgate_bench.py" "$proj/"
+git -C "$proj" init -q -b main
+git -C "$proj" config user.email ci@perfgate.test
+git -C "$proj" config user.name "perfgate ci"
+git -C "$proj" config commit.gpgsign false
+git -C "$proj" add -A && git -C "$proj" commit -qm "TinyLM with a static KV cache, its benchmark and sweep"
+
+git -C "$proj" checkout -q -b pr-noop main
+echo "A sentence of documentation." >>"$proj/README.md"
+git -C "$proj" commit -qam "docs: no code change"
+
+git -C "$proj" checkout -q -b pr-slow main
+sed -i 's/^N_LAYER = 2\b/N_LAYER = 8/' "$proj/model.py"
+grep -q '^N_LAYER = 8' "$proj/model.py" || { echo "FAIL - could not make the slow commit"; exit 1; }
+git -C "$proj" commit -qam "model: four times the layers"
+git -C "$proj" checkout -q main
+
+# --- the bench script alone: one cell by hand, through perfgate run --exec ---------------------
+single="$tmp/single.db"
+(cd "$proj" && "$PERFGATE_REAL" run --config perf/sweep.toml --reps 3 --warmup 1 --db "$single" \
+  --quiet) >"$tmp/single.log" 2>&1 && src=0 || src=$?
+check "perfgate run --exec with the example's sweep exits 0" [ "$src" -eq 0 ]
+"$PERFGATE_REAL" export --db "$single" --format json >"$tmp/single.json"
+check "... and stores an ok cell of model tiny-lm with 3 repetitions of 15 decode steps" \
+  "$PYTHON" -c "
+import json, sys
+run = json.load(open('$tmp/single.json'))['runs'][0]
+c = run['cells'][0]
+assert c['status'] == 'ok' and c['key']['model'] == 'tiny-lm', c
+assert len(c['samples']['prefill_ms']) == 3 and all(len(d) == 15 for d in c['samples']['decode_ms'])
+assert run['env']['engine'] == 'pytorch-eager' and run['env']['engine.torch'], run['env']
+assert c['metrics']['weight_bytes'] > 0 and c['metrics']['tpot_ms'] > 0
+"
+[ "$src" -eq 0 ] || cat "$tmp/single.log"
+
+# --- one pull-request job, step by step as the composite action runs it -----------------------
+run_pr() {
+  local branch=$1
+  job="$tmp/job-$branch"
+  mkdir -p "$job"
+  git -C "$proj" checkout -q "$branch"
+  (
+    cd "$proj"
+    export GITHUB_OUTPUT="$job/output" GITHUB_STEP_SUMMARY="$job/summary.md" GITHUB_ENV="$job/env"
+    : >"$GITHUB_OUTPUT" && : >"$GITHUB_STEP_SUMMARY" && : >"$GITHUB_ENV"
+    settings=(PERFGATE_SWEEP=perf/sweep.toml PERFGATE_DB="$tmp/store.db" PERFGATE_WORK="$job/work"
+      PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA=0.01 PERFGATE_MIN_EFFECT=0.5
+      PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=2 PERFGATE_MAIN_ROUNDS=1
+      PERFGATE_FAIL_ON_INCONCLUSIVE=true PERFGATE_REUSE_BASE=false
+      PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='')
+    if [ -f "$scripts/install.sh" ]; then
+      # perfgate installed once; the measured code gets only the variables named in pass-env.
+      env "${settings[@]}" PERFGATE_CHECKOUT="$proj" PERFGATE_PASS_ENV=PYTHON PERFGATE_PREPARE='' \
+        PERFGATE_BUILD_COMMAND='' "$scripts/action_env.sh"
+      while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
+      PERFGATE_BIN="$PERFGATE_REAL" "$scripts/install.sh" >/dev/null
+      while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
+    else
+      # perfgate "built" per side: a launcher for the binary under test (expanded by the build).
+      # shellcheck disable=SC2016
+      env "${settings[@]}" PERFGATE_BUILD_COMMAND='printf "#!/bin/sh\nexec %s \"\$@\"\n" "$PERFGATE_REAL" >"$PERFGATE_BUILD_DIR/perfgate" && chmod +x "$PERFGATE_BUILD_DIR/perfgate"' \
+        "$scripts/action_env.sh"
+      while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
+    fi
+    status=0
+    { "$scripts/pr_prepare.sh" && "$scripts/pr_bench.sh" &&
+      "$scripts/pr_gate.sh" >"$job/gate.stdout" && "$scripts/pr_decide.sh"; } || status=$?
+    # The action's last step, always: removes the sandbox of the measured code.
+    if [ -f "$scripts/cleanup.sh" ]; then "$scripts/cleanup.sh"; fi
+    exit "$status"
+  ) >"$job/log" 2>&1 && rc=0 || rc=$?
+  git -C "$proj" checkout -q main
+  echo "--- $branch: job exit $rc"
+  sed -n '1,3p' "$job/summary.md" 2>/dev/null || true
+}
+
+# The layer counts the runs of one job measured, by commit: "<sha> TinyLM N layers" lines.
+measured_models() {
+  local db
+  db=$(find "$job/work" -name gate.db | head -1)
+  "$PERFGATE_REAL" export --db "$db" --format json | "$PYTHON" -c "
+import json, sys
+for r in json.load(sys.stdin)['runs']:
+    print(r['git']['commit'], r['env'].get('engine.model'), [c['status'] for c in r['cells']])
+" | sort -u
+}
+
+base_sha=$(git -C "$proj" rev-parse main)
+
+run_pr pr-noop
+check "pr-noop (A/A): the job passes (exit 0)" [ "$rc" -eq 0 ]
+check "pr-noop: verdict=pass" has "$job/output" "verdict=pass"
+measured_models >"$job/models.txt"
+check "pr-noop: base and head each measured the 2-layer model, every cell ok" \
+  [ "$(cut -d' ' -f2- "$job/models.txt" | sort -u)" = "TinyLM 2 layers ['ok']" ]
+[ "$rc" -eq 0 ] || cat "$job/log" "$job/summary.md" "$job/models.txt"
+
+run_pr pr-slow
+check "pr-slow: the job fails with exit 1" [ "$rc" -eq 1 ]
+check "pr-slow: ::error in the --github output" has "$job/gate.stdout" "::error"
+check "pr-slow: verdict=regression" has "$job/output" "verdict=regression"
+measured_models >"$job/models.txt"
+check "pr-slow: the base ran its own 2-layer model" has "$job/models.txt" "$base_sha TinyLM 2 layers"
+check "pr-slow: the head ran its own 8-layer model" \
+  has "$job/models.txt" "$(git -C "$proj" rev-parse pr-slow) TinyLM 8 layers"
+[ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md" "$job/models.txt"
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]

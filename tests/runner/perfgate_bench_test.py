@@ -1,0 +1,141 @@
+"""python/perfgate_bench.py on a CPU PyTorch model: what it prints is docs/PROTOCOL.md's
+protocol, stray output cannot corrupt it, failures become oom / error lines, and perfgate stores
+what it prints. Usage: perfgate_bench_test.py PERFGATE_BINARY (run by ctest with the venv's
+Python, which has torch)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PERFGATE = None
+
+BENCH = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {helper!r})
+    import torch
+    import perfgate_bench as pb
+
+    cell = pb.cell()
+    torch.manual_seed(cell.seed)
+    torch.set_num_threads(1)
+    layers = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(4)]).eval()
+    x = torch.randn(cell.batch_size, cell.prompt_len, 64)
+    calls = []
+    print("a stray print from model code")
+
+    @torch.inference_mode()
+    def prefill():
+        calls.append("p")
+        layers(x)
+
+    @torch.inference_mode()
+    def decode_step(i):
+        calls.append(i)
+        if {fail_at!r} == i:
+            raise {error}
+        layers(x[:, :1])
+
+    pb.run(cell, prefill, decode_step, engine="toy", versions={{"toy": "0.1"}},
+           model_info={{"param_bytes": 4 * 64 * 65 * 4}})
+    print("calls", len(calls), file=sys.stderr)
+""")
+
+
+def cell(**over):
+    c = {"protocol": 1, "model": "toy", "batch_size": 2, "prompt_len": 8, "gen_tokens": 5,
+         "warmup": 2, "reps": 3, "device": "cpu", "dtype": "fp32", "seed": 1,
+         "kv_cache": True, "attention": "sdpa", "cuda_graphs": False, "repo": "."}
+    c.update(over)
+    return c
+
+
+class Helper(unittest.TestCase):
+    def bench(self, stdin, fail_at=None, error="ValueError('bad step')", env=None):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "bench.py")
+        with open(path, "w") as f:
+            f.write(BENCH.format(helper=os.path.join(ROOT, "python"), fail_at=fail_at, error=error))
+        p = subprocess.run([sys.executable, path], input=stdin, capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ, **(env or {})))
+        lines = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+        return p, lines
+
+    def test_prints_hello_one_rep_line_per_repetition_and_end(self):
+        p, lines = self.bench(json.dumps(cell()))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        hello, reps, end = lines[0], lines[1:-1], lines[-1]
+        self.assertEqual((hello["type"], hello["protocol"], hello["engine"]), ("hello", 1, "toy"))
+        self.assertIn("torch", hello["versions"])
+        self.assertEqual(hello["versions"]["toy"], "0.1")
+        self.assertEqual(hello["model"], {"param_bytes": 4 * 64 * 65 * 4})
+        self.assertEqual([r["rep"] for r in reps], [0, 1, 2])
+        for r in reps:
+            self.assertEqual(r["type"], "rep")
+            self.assertEqual(len(r["decode_ms"]), 4)
+            self.assertTrue(all(v > 0 for v in [r["prefill_ms"]] + r["decode_ms"]))
+        self.assertEqual(end, {"type": "end"})
+        # Warm-up repetitions ran too: 5 repetitions of 1 prefill + 4 steps.
+        self.assertIn("calls 25", p.stderr)
+
+    def test_stray_output_goes_to_stderr(self):
+        p, _ = self.bench(json.dumps(cell()))
+        self.assertNotIn("stray", p.stdout)
+        self.assertIn("a stray print from model code", p.stderr)
+
+    def test_an_exception_becomes_an_error_line_and_a_failing_exit(self):
+        p, lines = self.bench(json.dumps(cell()), fail_at=2)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertEqual(lines[-1], {"type": "error", "reason": "ValueError: bad step"})
+        self.assertIn("Traceback", p.stderr)
+
+    def test_out_of_memory_becomes_an_oom_line(self):
+        p, lines = self.bench(json.dumps(cell()), fail_at=1, error="MemoryError('no room')")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(lines[-1], {"type": "oom", "reason": "MemoryError: no room"})
+
+    def test_without_stdin_the_cell_comes_from_the_environment(self):
+        p, lines = self.bench("", env={"PERFGATE_REPS": "2", "PERFGATE_GEN_TOKENS": "3",
+                                       "PERFGATE_BATCH": "1", "PERFGATE_WARMUP": "0"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        reps = [l for l in lines if l["type"] == "rep"]
+        self.assertEqual(len(reps), 2)
+        self.assertEqual(len(reps[0]["decode_ms"]), 2)
+
+    def test_a_newer_protocol_is_refused(self):
+        p, lines = self.bench(json.dumps(cell(protocol=2)))
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("perfgate speaks protocol 2, this helper 1", p.stderr)
+
+    def test_perfgate_stores_what_the_helper_prints(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        with open(os.path.join(d, "bench.py"), "w") as f:
+            f.write(BENCH.format(helper=os.path.join(ROOT, "python"), fail_at=None, error=""))
+        db = os.path.join(d, "runs.db")
+        cmd = [PERFGATE, "run", "--exec", "%s bench.py" % sys.executable, "--model", "toy",
+               "--device", "cpu", "--batch-sizes", "1,2", "--seq-lens", "8", "--gen-tokens", "4",
+               "--warmup", "1", "--reps", "3", "--db", db, "--repo", d, "--quiet"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        out = subprocess.run([PERFGATE, "export", "--db", db, "--format", "json"],
+                             capture_output=True, text=True, check=True).stdout
+        run = json.loads(out)["runs"][0]
+        self.assertEqual(run["env"]["engine"], "toy")
+        self.assertEqual(run["env"]["engine.toy"], "0.1")
+        self.assertEqual([c["status"] for c in run["cells"]], ["ok", "ok"])
+        self.assertEqual([c["key"]["batch_size"] for c in run["cells"]], [1, 2])
+        self.assertEqual(json.loads(run["config"] if isinstance(run.get("config"), str) else
+                                    json.dumps(run.get("config", {}))).get("exec"),
+                         "%s bench.py" % sys.executable)
+
+
+if __name__ == "__main__":
+    PERFGATE = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
