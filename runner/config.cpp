@@ -16,6 +16,7 @@
 
 #include "common/errors.h"
 #include "runner/config_detail.h"
+#include "runner/lm/artifact.h"
 #include "runner/lm/measure.h"
 #include "runner/lm/presets.h"
 #include "runner/submit.h"
@@ -36,7 +37,8 @@ const std::vector<SettingDef>& setting_defs() {
   using K = ValueKind;
   static const std::vector<SettingDef> defs = {
       {{"model", "LIST",
-        "model presets (tiny, gpt2..gpt2-xl, cs336-small..cs336-2.7b) or file:PATH.safetensors",
+        "model presets (tiny, gpt2..gpt2-xl, cs336-small..cs336-2.7b), file:PATH.safetensors or "
+        "aoti:PATH.pt2 (relative paths resolve against --repo)",
         "tiny"},
        K::string_list},
       {{"dtype", "LIST", "weight and activation dtypes: fp32,fp16,bf16",
@@ -184,16 +186,12 @@ std::vector<T> parse_list(const RawSetting& raw, F parse_one) {
   return out;
 }
 
+// Artifacts (file:, aoti:) are only checked for form here: they resolve against --repo, which
+// may come later, in resolve_model_artifacts.
 std::string parse_model(const RawItem& item) {
-  if (lm::is_file_model(item.text)) {
-    const std::string path = lm::file_model_path(item.text);
-    std::error_code ec;
-    if (path.empty()) bad(item, "names no file (expected file:PATH.safetensors)");
-    if (!fs::is_regular_file(path, ec)) bad(item, "names a file that does not exist");
-    return item.text;
-  }
+  if (lm::is_file_model(item.text) || lm::is_aoti_model(item.text)) return item.text;
   if (lm::find_preset(item.text)) return item.text;
-  bad(item, fmt::format("is not a model preset ({}) or file:PATH.safetensors",
+  bad(item, fmt::format("is not a model preset ({}), file:PATH.safetensors or aoti:PATH.pt2",
                         fmt::join(lm::preset_names(), ", ")));
 }
 
@@ -207,6 +205,19 @@ std::string parse_exec_model(const RawItem& item) {
   if (lm::find_preset(item.text))
     bad(item, "is one of perfgate's own model presets; give your model a name of its own");
   return item.text;
+}
+
+// Every file: and aoti: model, resolved against the checkout being measured and hashed; the
+// model list then holds their series keys (an aoti: package's is its sidecar's name).
+void resolve_model_artifacts(SweepConfig& cfg, const RawSetting* models) {
+  for (auto& model : cfg.models) {
+    if (!lm::is_file_model(model) && !lm::is_aoti_model(model)) continue;
+    std::string where = models ? models->where : std::string("--model");
+    if (models)
+      for (const auto& item : models->items)
+        if (item.text == model) where = item.where;
+    model = lm::register_model_artifact(model, cfg.repo, cfg.batch_sizes, where);
+  }
 }
 
 std::string parse_device(const RawItem& item) {
@@ -332,6 +343,7 @@ SweepConfig validate_settings(const RawSettings& s) {
   if (auto r = get("quiet")) cfg.quiet = single(*r).text == "true";
   if (auto r = get("peak-bw-gbps")) cfg.peak_bw_gbps = parse_peak(single(*r), 0.001, 1e7);
   if (auto r = get("peak-tflops")) cfg.peak_tflops = parse_peak(single(*r), 0.001, 1e7);
+  resolve_model_artifacts(cfg, get("model"));
 
   // Every prompt plus its generated tokens must fit the context of every preset model.
   const int max_seq = *std::max_element(cfg.seq_lens.begin(), cfg.seq_lens.end());
@@ -414,8 +426,14 @@ std::string sweep_config_json(const SweepConfig& cfg) {
     for (bool b : v) out.push_back(b ? "on" : "off");
     return out;
   };
+  // The models as given, so the stored config reruns as is (an aoti: key is the sidecar's name).
+  std::vector<std::string> typed_models;
+  for (const auto& m : cfg.models) {
+    const lm::Artifact* a = lm::find_artifact(m);
+    typed_models.push_back(a ? a->typed : m);
+  }
   nlohmann::json j = {
-      {"model", cfg.models},
+      {"model", typed_models},
       {"dtype", cfg.dtypes},
       {"batch-sizes", cfg.batch_sizes},
       {"seq-lens", cfg.seq_lens},

@@ -88,8 +88,10 @@ struct GitInfo {
 using Environment = std::map<std::string, std::string>;
 
 // The fields whose difference makes two runs incomparable (docs/METRICS.md, "Comparability").
+// weights_sha256: the files behind `file:` models (docs/OWN_MODEL_AOTI.md, "Artifact paths").
 inline const std::vector<std::string>& comparable_env_fields() {
-  static const std::vector<std::string> f = {"device", "driver", "cuda", "cudnn", "torch"};
+  static const std::vector<std::string> f = {"device", "driver", "cuda",
+                                             "cudnn",  "torch",  "weights_sha256"};
   return f;
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "runner/lm/artifact.h"
 #include "runner/lm/attention.h"
 #include "runner/lm/cuda_support.h"
 #include "runner/lm/generate.h"
@@ -139,7 +140,7 @@ std::string default_attention() { return lm::sdpa_available() ? "sdpa" : "math";
 Environment device_environment(const std::string& device) {
   const auto d = lm::parse_device(device);
   if (d.is_cpu()) lm::use_cpu_threads();
-  Environment env;
+  Environment env = lm::artifact_environment();  // the models' files and their exporters
   env["torch"] = TORCH_VERSION;
   env["threads"] = std::to_string(at::get_num_threads());
   env["timing"] = lm::timing_mode_name(lm::timing_mode());

@@ -9,6 +9,8 @@
 #include <algorithm>
 
 #include "common/errors.h"
+#include "runner/lm/aoti_model.h"
+#include "runner/lm/artifact.h"
 #include "runner/lm/checkpoint_load.h"
 #include "runner/lm/cuda_support.h"
 #include "runner/lm/device_info.h"
@@ -55,35 +57,65 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 struct CellRunner::Impl {
   std::string loaded_key;
   std::optional<Model> model;
+  std::unique_ptr<AotiModel> aoti;
+
+  // Frees whatever model is loaded when `want` names another; true if it must be loaded.
+  bool switch_model(const std::string& want) {
+    if ((model || aoti) && loaded_key == want) return false;
+    model.reset();  // free the old weights before allocating the new ones
+    aoti.reset();
+    cuda_empty_cache();
+    loaded_key = want;
+    return true;
+  }
 
   const Model& ensure_model(const CellKey& key, const at::Device& device, int64_t seed) {
-    const std::string want =
-        key.model + "|" + key.dtype + "|" + device.str() + "|" + std::to_string(seed);
-    if (model && loaded_key == want) return *model;
-    model.reset();  // free the old weights before allocating the new ones
-    cuda_empty_cache();
-    const auto dtype = parse_dtype(key.dtype);
-    if (is_file_model(key.model))
-      model = load_gpt2_checkpoint(file_model_path(key.model), dtype, device);
-    else
-      model = random_model(resolve_model(key.model), dtype, device, seed);
-    loaded_key = want;
+    if (!switch_model(key.model + "|" + key.dtype + "|" + device.str() + "|" +
+                      std::to_string(seed)))
+      return *model;
+    try {
+      const auto dtype = parse_dtype(key.dtype);
+      if (is_file_model(key.model))
+        model = load_gpt2_checkpoint(artifact_path(key.model, 0), dtype, device);
+      else
+        model = random_model(resolve_model(key.model), dtype, device, seed);
+    } catch (...) {
+      loaded_key.clear();
+      throw;
+    }
     return *model;
   }
 
-  void measure(const CellKey& key, const MeasureOptions& opt, CellResult& r) {
-    c10::InferenceMode inference;
-    const auto device = parse_device(key.device);
-    c10::DeviceGuard device_guard(device);
-    if (device.is_cpu()) use_cpu_threads();
+  AotiModel& ensure_aoti(const ArtifactFile& file, const at::Device& device) {
+    if (switch_model(file.path + "|" + file.sha256 + "|" + device.str())) {
+      try {
+        aoti = std::make_unique<AotiModel>(file, device);
+      } catch (...) {
+        loaded_key.clear();
+        throw;
+      }
+    }
+    return *aoti;
+  }
+
+  // Appends one repetition's intervals (prefill, then decode) to the samples.
+  static void record(const std::vector<double>& intervals, bool per_step, int64_t G,
+                     CellSamples& samples) {
+    samples.prefill_ms.push_back(intervals.at(0));
+    if (per_step || G < 2) {
+      samples.decode_ms.emplace_back(intervals.begin() + 1, intervals.end());
+    } else {  // one interval around the loop, spread evenly so the schema stays the same
+      const double each = intervals.at(1) / static_cast<double>(G - 1);
+      samples.decode_ms.emplace_back(static_cast<size_t>(G - 1), each);
+    }
+  }
+
+  // The built-in models: timed repetitions into r.samples; returns the cell's cost.
+  CellCost time_builtin(const CellKey& key, const MeasureOptions& opt, const at::Device& device,
+                        CellResult& r) {
     const Model& m = ensure_model(key, device, opt.seed);
     const int64_t B = key.batch_size, P = key.seq_len, G = key.gen_tokens;
-
-    int64_t rss_before = 0;
-    if (device.is_cuda())
-      cuda_reset_peak_allocated(device.index());
-    else
-      rss_before = max_rss_bytes();
+    reset_memory_peak(device);
 
     auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(opt.seed));
     const auto prompt =
@@ -115,17 +147,53 @@ struct CellRunner::Impl {
       if (lm::testing::hooks().before_rep) lm::testing::hooks().before_rep(rep);
       generate(m, prompt, g);
       auto intervals = clock->intervals_ms();  // the repetition's only wait for the device
-      if (rep < opt.warmup) continue;
-      r.samples.prefill_ms.push_back(intervals.at(0));
-      if (per_step || G < 2) {
-        r.samples.decode_ms.emplace_back(intervals.begin() + 1, intervals.end());
-      } else {  // one interval around the loop, spread evenly so the schema stays the same
-        const double each = intervals.at(1) / static_cast<double>(G - 1);
-        r.samples.decode_ms.emplace_back(static_cast<size_t>(G - 1), each);
+      if (rep >= opt.warmup) record(intervals, per_step, G, r.samples);
+    }
+    return cell_cost(m.cfg, key);
+  }
+
+  // An AOTInductor package, through the same repetitions; the sanity of its logits too.
+  CellCost time_aoti(const CellKey& key, const MeasureOptions& opt, const at::Device& device,
+                     CellResult& r) {
+    AotiModel& m = ensure_aoti(find_artifact(key.model)->file_for_batch(key.batch_size), device);
+    reset_memory_peak(device);
+    const bool per_step = timing_mode() == TimingMode::step;
+    auto clock = make_step_clock(device, static_cast<size_t>(key.gen_tokens) + 1);
+    std::unique_ptr<CudaStreamScope> stream;  // as for the built-in models' graph cells
+    if (key.cuda_graphs) stream = use_pool_stream(device.index());
+    m.prepare(key, opt.seed);
+    for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+      if (lm::testing::hooks().before_rep) lm::testing::hooks().before_rep(rep);
+      m.run_repetition(*clock, per_step);
+      auto intervals = clock->intervals_ms();
+      if (rep >= opt.warmup) record(intervals, per_step, key.gen_tokens, r.samples);
+      if (auto why = m.output_failure()) {
+        r.status = CellStatus::invalid;
+        r.reason = *why;
       }
     }
-    if (lm::testing::hooks().after_samples) lm::testing::hooks().after_samples(r.samples);
+    return m.cost(key);
+  }
 
+  // After the model is loaded: the memory metric is what the cell itself adds.
+  void reset_memory_peak(const at::Device& device) {
+    if (device.is_cuda())
+      cuda_reset_peak_allocated(device.index());
+    else
+      rss_before = max_rss_bytes();
+  }
+  int64_t rss_before = 0;
+
+  void measure(const CellKey& key, const MeasureOptions& opt, CellResult& r) {
+    c10::InferenceMode inference;
+    const auto device = parse_device(key.device);
+    c10::DeviceGuard device_guard(device);
+    if (device.is_cpu()) use_cpu_threads();
+    const bool packaged = is_aoti_model(key.model);
+    const CellCost cost =
+        packaged ? time_aoti(key, opt, device, r) : time_builtin(key, opt, device, r);
+    if (lm::testing::hooks().after_samples) lm::testing::hooks().after_samples(r.samples);
+    if (r.status == CellStatus::invalid) return;  // the package's logits failed their check
     if (auto why = sanity_failure(r.samples, opt.reps, key.gen_tokens)) {
       r.status = CellStatus::invalid;
       r.reason = *why;
@@ -134,7 +202,9 @@ struct CellRunner::Impl {
     const auto peaks = device.is_cuda() ? peaks_for(device_name(device), key.dtype,
                                                     opt.peak_bw_gbps, opt.peak_tflops)
                                         : PeakFigures{opt.peak_bw_gbps, opt.peak_tflops};
-    r.metrics = derive_metrics(key, r.samples, cell_cost(m.cfg, key), peaks);
+    r.metrics = derive_metrics(key, r.samples, cost, peaks);
+    if (packaged)
+      for (const auto& name : aoti->metrics_to_drop()) r.metrics.erase(name);
     if (device.is_cuda())
       r.metrics["peak_alloc_bytes"] = static_cast<double>(cuda_peak_allocated(device.index()));
     else
@@ -179,6 +249,18 @@ CellResult CellRunner::run(const CellKey& key, const MeasureOptions& opt) {
 }
 
 void check_cell_supported(const CellKey& key) {
+  if (is_aoti_model(key.model)) {
+    const Artifact* a = find_artifact(key.model);
+    if (!a) throw UsageError("--model " + key.model + ": package not resolved (internal)");
+    parse_dtype(key.dtype);
+    check_aoti_cell(key, a->file_for_batch(key.batch_size));
+    const auto device = parse_device(key.device);
+    if (key.cuda_graphs && !device.is_cuda())
+      throw UsageError("--cuda-graphs on needs --device cuda (got --device " + key.device + ")");
+    if (device.is_cpu()) cpu_threads();
+    timing_mode();
+    return;
+  }
   const auto cfg = resolve_model(key.model);
   parse_dtype(key.dtype);
   const auto attention = parse_attention(key.attention);

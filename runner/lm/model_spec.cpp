@@ -1,13 +1,14 @@
 #include "runner/lm/model_spec.h"
 
 #include "common/errors.h"
+#include "runner/lm/artifact.h"
 #include "runner/lm/gpt2_checkpoint.h"
 
 namespace pg::lm {
 
 ModelConfig resolve_model(const std::string& spec) {
   if (is_file_model(spec)) {
-    const auto path = file_model_path(spec);
+    const auto path = artifact_path(spec, 0);
     if (path.empty()) throw UsageError("--model file: needs a path, as in file:model.safetensors");
     return inspect_gpt2_checkpoint(path).config;
   }
@@ -15,7 +16,7 @@ ModelConfig resolve_model(const std::string& spec) {
   std::string names;
   for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
   throw UsageError("--model: unknown model '" + spec + "' (presets: " + names +
-                   ", or file:PATH.safetensors)");
+                   ", file:PATH.safetensors or aoti:PATH.pt2)");
 }
 
 }  // namespace pg::lm

@@ -1,0 +1,81 @@
+// Model artifacts named on the command line: `file:PATH.safetensors` (weights for the built-in
+// GPT-2) and `aoti:PATH.pt2` (an AOTInductor package exported by the user's repository).
+// LibTorch-free. docs/OWN_MODEL.md ("AOTInductor packages") is the contract.
+//
+// A relative PATH resolves against the checkout being measured (--repo), never the current
+// directory: the base and head rounds of a gate each load their own commit's artifact. Every
+// file is hashed (SHA-256) so that its identity is part of the run's fingerprint.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pg::lm {
+
+inline constexpr std::string_view kAotiModelPrefix = "aoti:";
+bool is_aoti_model(std::string_view model);
+
+// `aoti:PATH` may hold `{batch}`, replaced by each cell's batch size (one package per batch
+// size: a static KV cache fixes the batch at export).
+inline constexpr std::string_view kBatchPlaceholder = "{batch}";
+
+// What the exporter wrote beside the package (PATH.json, see docs/OWN_MODEL.md). Absent fields
+// stay absent: the metrics that need them are then not reported, never guessed.
+struct ModelFacts {
+  std::optional<std::string> name;           // display name; the series key is "aoti:" + name
+  std::optional<std::string> dtype;          // fp32 | fp16 | bf16: the package's, fixed at export
+  std::optional<std::string> device;         // cpu | cuda
+  std::optional<int64_t> batch_size;         // the batch the package was exported for
+  std::optional<int64_t> context;            // longest prompt + generated tokens (the cache length)
+  std::optional<int64_t> vocab;              // logits' last dimension
+  std::optional<double> param_bytes;         // every parameter once, as exported
+  std::optional<double> flops_per_token;     // forward FLOPs per token, attention excluded
+  std::optional<double> kv_bytes_per_token;  // K and V of one position, all layers
+  std::optional<std::string> weights_sha256;    // of the parameters, as the exporter hashed them
+  std::map<std::string, std::string> exporter;  // e.g. torch, transformers versions
+};
+
+// Reads and validates the sidecar; throws UsageError naming the file and the field.
+ModelFacts read_model_facts(const std::string& sidecar_path);
+std::string sidecar_path_of(const std::string& package_path);  // PATH.pt2 -> PATH.json
+
+// One concrete file: where it is, what it hashes to, what its sidecar says.
+struct ArtifactFile {
+  std::string path;  // absolute
+  std::string sha256;
+  ModelFacts facts;  // empty for file: models
+};
+
+struct Artifact {
+  std::string key;    // the CellKey.model of its cells (the series key)
+  std::string typed;  // the --model value as given
+  bool aoti = false;
+  std::map<int, ArtifactFile> files;  // by batch size; a file: model has one entry under 0
+  const ArtifactFile& file_for_batch(int batch) const;  // throws UsageError if not resolved
+};
+
+// Resolves `spec` (file: or aoti:) against `repo` for each batch size, hashes and checks every
+// file, registers the artifact process-wide and returns its key: the spec itself for file:
+// models, "aoti:" + the sidecar's name for packages (the path as typed when it has none).
+// Throws UsageError naming `where` (the flag or file:line) for a missing or unreadable file.
+std::string register_model_artifact(const std::string& spec, const std::string& repo,
+                                    const std::vector<int>& batch_sizes, const std::string& where);
+
+// The artifact registered under `key`, or nullptr (presets; file: specs used directly in tests).
+const Artifact* find_artifact(const std::string& key);
+
+// The file the cell loads: the registered file, else the spec's own path as given.
+std::string artifact_path(const std::string& key, int batch);
+
+// Fingerprint entries of every registered artifact: artifact_sha256 (every file), weights_sha256
+// (file: weights; a comparability field), aoti_weights_sha256 (the sidecar's, recorded only),
+// exporter_* versions. Empty without artifacts.
+std::map<std::string, std::string> artifact_environment();
+
+// Hex SHA-256 of a file's bytes. Throws UsageError if it cannot be read.
+std::string sha256_file(const std::string& path);
+
+}  // namespace pg::lm
