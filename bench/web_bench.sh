@@ -64,7 +64,7 @@ echo "database: $(du -h "$db" | cut -f1)"
 # --- perfgate serve, logging every request to a file as it would in production.
 port=$(free_port)
 token=$work/token
-head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token"
+(umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
 "$perfgate" serve --db "$db" --port "$port" --threads "$SERVE_THREADS" --token-file "$token" \
   2> "$work/serve.log" &
 pids+=($!)

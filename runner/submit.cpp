@@ -5,9 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "common/errors.h"
 
@@ -32,21 +30,6 @@ SubmitTarget parse_submit_url(const std::string& url, const std::string& flag) {
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   t.path = prefix + "/api/v1/runs";
   return t;
-}
-
-std::string read_token_file(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("{}: cannot read '{}'", flag, path));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  std::string token = buf.str();
-  const auto first = token.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) throw UsageError(fmt::format("{}: '{}' is empty", flag, path));
-  token = token.substr(first, token.find_last_not_of(" \t\r\n") - first + 1);
-  if (token.find_first_of(" \t\r\n") != std::string::npos)
-    throw UsageError(
-        fmt::format("{}: '{}' holds more than one word; expected a single token", flag, path));
-  return token;
 }
 
 std::string submit_run_json(const SubmitTarget& target, const std::string& token,

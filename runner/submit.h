@@ -3,6 +3,8 @@
 #pragma once
 #include <string>
 
+#include "common/token_file.h"  // read_token_file: the one reader, shared with serve
+
 namespace pg {
 
 struct SubmitTarget {
@@ -12,10 +14,6 @@ struct SubmitTarget {
 
 // Throws UsageError naming `flag` unless `url` is http(s)://HOST[:PORT][/PREFIX].
 SubmitTarget parse_submit_url(const std::string& url, const std::string& flag = "--submit");
-
-// The token: the file's content without surrounding whitespace. Throws UsageError naming `flag`
-// when the file cannot be read or holds no token.
-std::string read_token_file(const std::string& path, const std::string& flag = "--token-file");
 
 // POSTs `export_json` (the document `perfgate export --format json` prints) with a bearer token.
 // Returns the server's reply on 2xx; throws RuntimeFailure with the server's message otherwise.

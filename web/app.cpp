@@ -15,6 +15,9 @@ struct ThreadConnection {
   std::unique_ptr<Store> store;
 };
 thread_local ThreadConnection tl_conn;
+// The connection a StoreLease lent this thread, and the App it belongs to.
+thread_local const App* tl_lease_app = nullptr;
+thread_local Store* tl_leased = nullptr;
 
 }  // namespace
 
@@ -36,7 +39,28 @@ App::~App() {
   sqlite3_close(watcher_);
 }
 
+App::StoreLease::StoreLease(App& app) : app_(app) {
+  {
+    std::lock_guard lk(app.pool_mutex_);
+    if (!app.idle_stores_.empty()) {
+      store_ = std::move(app.idle_stores_.back());
+      app.idle_stores_.pop_back();
+    }
+  }
+  if (!store_) store_ = std::make_unique<Store>(app.opt_.db_path);
+  tl_lease_app = &app;
+  tl_leased = store_.get();
+}
+
+App::StoreLease::~StoreLease() {
+  tl_lease_app = nullptr;
+  tl_leased = nullptr;
+  std::lock_guard lk(app_.pool_mutex_);
+  app_.idle_stores_.push_back(std::move(store_));
+}
+
 Store& App::store() {
+  if (tl_lease_app == this) return *tl_leased;
   if (tl_conn.app_serial != serial_ || !tl_conn.store) {
     tl_conn.store.reset();
     tl_conn.store = std::make_unique<Store>(opt_.db_path);

@@ -34,9 +34,24 @@ class App {
   App& operator=(const App&) = delete;
   const ServeOptions& options() const { return opt_; }
 
-  // This thread's connection to the database (one per worker thread: a Store is not thread-safe,
-  // and WAL lets all of them read while one writer -- a runner, or ingest -- commits).
+  // This thread's connection to the database: the one its StoreLease lent it, else one of its own
+  // (a Store is not thread-safe, and WAL lets all of them read while one writer -- a runner, or
+  // ingest -- commits).
   Store& store();
+  // Lends the calling thread a connection from a pool for the lease's lifetime. Connection threads
+  // come and go with their clients; the database connections stay open in the pool, at most one
+  // per request handled at a time.
+  class StoreLease {
+   public:
+    explicit StoreLease(App& app);
+    ~StoreLease();
+    StoreLease(const StoreLease&) = delete;
+    StoreLease& operator=(const StoreLease&) = delete;
+
+   private:
+    App& app_;
+    std::unique_ptr<Store> store_;
+  };
   // The current data generation: moves whenever anything -- a runner in another process, or this
   // server's own ingest -- committed to the database since the last look.
   uint64_t generation();
@@ -69,6 +84,8 @@ class App {
   ServeOptions opt_;
   uint64_t serial_;  // tells this App's thread-local connections from an earlier App's
   std::atomic<uint64_t> generation_{1};
+  std::mutex pool_mutex_;
+  std::vector<std::unique_ptr<Store>> idle_stores_;
   // One connection that only asks PRAGMA data_version, which changes whenever another connection
   // (any thread's, any process's) commits. A single watcher gives every thread the same answer.
   std::mutex watch_mutex_;

@@ -4,6 +4,7 @@
 
 #include "common/descriptive.h"
 #include "web/html.h"
+#include "web/json_limits.h"
 #include "web/json_util.h"
 #include "web/pages.h"
 
@@ -97,11 +98,8 @@ std::string render_run_page(const Run& run, const std::vector<int64_t>& series_i
   h += "</dl></section><section class=\"card\"><h2>Environment</h2><dl class=\"kv\">";
   for (const auto& [k, v] : run.env) kv(h, k, v);
   h += "</dl></section></div>";
-  std::string config = run.config_json;
-  try {
-    config = nlohmann::json::parse(run.config_json).dump(2);
-  } catch (const std::exception&) {
-  }
+  // Bounded whatever was stored: a hostile config must not make the page huge (json_limits.h).
+  const std::string config = json_for_display(run.config_json);
   h += "<details class=\"card\"><summary>Sweep configuration</summary><pre>" + html_escape(config) +
        "</pre></details>";
 

@@ -16,6 +16,12 @@ void register_triage_routes(httplib::Server& http, App& app);  // regressions (r
 // 401 without a valid one. Compared in constant time.
 void check_token(const App& app, const httplib::Request& req, httplib::Response& res);
 
+// Whether an Authorization header value uses the Bearer scheme (any case).
+bool has_bearer_scheme(const std::string& authorization);
+// Whether an Authorization header value carries the ingest token (compared in constant time).
+// The server asks before reading an ingest body; the route asks again to word its answer.
+bool ingest_authorized(const ServeOptions& opt, const std::string& authorization);
+
 // The Content-Security-Policy every HTML page carries: scripts only from this server, nothing
 // inline, so even an escaping bug could not run injected script.
 inline constexpr const char* kPageCsp =

@@ -1,9 +1,12 @@
 // Runs: the export documents (read) and POST /api/v1/runs (ingest from remote runners).
 #include <algorithm>
+#include <cstdio>
 
 #include "common/errors.h"
 #include "store/run_json.h"
+#include "web/html.h"
 #include "web/http_util.h"
+#include "web/json_limits.h"
 #include "web/models.h"
 #include "web/pages.h"
 #include "web/routes.h"
@@ -52,17 +55,53 @@ void check_token(const App& app, const Req& req, Res& res) {
   if (!app.options().token)
     throw HttpError(403, "ingest is disabled: start perfgate serve with --token-file FILE");
   const std::string auth = req.get_header_value("Authorization");
-  static const std::string kScheme = "Bearer ";
-  if (auth.size() <= kScheme.size() ||
-      !std::equal(kScheme.begin(), kScheme.end(), auth.begin(),
-                  [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+  if (!has_bearer_scheme(auth)) {
     res.set_header("WWW-Authenticate", "Bearer realm=\"perfgate\"");
     throw HttpError(401, "missing bearer token (Authorization: Bearer <token>)");
   }
-  if (!constant_time_equal(auth.substr(kScheme.size()), *app.options().token)) {
+  if (!ingest_authorized(app.options(), auth)) {
     res.set_header("WWW-Authenticate", "Bearer realm=\"perfgate\", error=\"invalid_token\"");
     throw HttpError(401, "invalid bearer token");
   }
+}
+
+namespace {
+
+// The database refused the write for lack of space or an I/O error: the client can retry later
+// or elsewhere, and must learn that nothing was stored (507 Insufficient Storage, 503).
+[[noreturn]] void throw_storage_error(const std::exception& e) {
+  const std::string what = e.what();
+  std::fprintf(stderr, "perfgate serve: ingest not stored: %s\n", log_safe(what).c_str());
+  if (what.find("database or disk is full") != std::string::npos)
+    throw HttpError(507,
+                    "the server's disk is full: the run was not stored; retry once space is "
+                    "freed");
+  if (what.find("disk I/O error") != std::string::npos ||
+      what.find("attempt to write a readonly database") != std::string::npos)
+    throw HttpError(
+        503, "the server could not write its database (" + what + "): the run was not stored");
+  throw;
+}
+
+// A run as the JSON API shows it: a stored config too deep or too large to embed safely is
+// replaced by a note (web/json_limits.h).
+Run capped(Run run) {
+  run.config_json = config_for_api(run.config_json);
+  return run;
+}
+
+}  // namespace
+
+bool has_bearer_scheme(const std::string& authorization) {
+  static const std::string kScheme = "Bearer ";
+  return authorization.size() > kScheme.size() &&
+         std::equal(kScheme.begin(), kScheme.end(), authorization.begin(),
+                    [](char a, char b) { return std::tolower(a) == std::tolower(b); });
+}
+
+bool ingest_authorized(const ServeOptions& opt, const std::string& authorization) {
+  return opt.token && has_bearer_scheme(authorization) &&
+         constant_time_equal(authorization.substr(7), *opt.token);
 }
 
 void register_run_routes(httplib::Server& http, App& app) {
@@ -89,6 +128,7 @@ void register_run_routes(httplib::Server& http, App& app) {
              auto body = app.body_cache().get(key, gen, [&] {
                // One more than asked tells whether a next page exists.
                auto runs = app.store().list_runs_page(after, limit + 1, {true, false});
+               for (Run& r : runs) r = capped(std::move(r));
                nlohmann::json next = nullptr;
                if (static_cast<int64_t>(runs.size()) > limit) {
                  runs.pop_back();
@@ -106,7 +146,7 @@ void register_run_routes(httplib::Server& http, App& app) {
              const int64_t id = id_param(req, "run");
              auto run = app.store().load_run(id, {true, true});
              if (!run) throw HttpError(404, "no run with id " + std::to_string(id));
-             send_json(req, res, 200, run_to_json(*run, /*with_samples=*/true));
+             send_json(req, res, 200, run_to_json(capped(std::move(*run)), /*with_samples=*/true));
            }));
 
   http.Get("/runs", guarded([&app](const Req& req, Res& res) {
@@ -132,33 +172,36 @@ void register_run_routes(httplib::Server& http, App& app) {
                  kHtmlType);
            }));
 
-  // A content-reader handler: the token is checked before the body is read, and cpp-httplib's
-  // own body reading (which would cap a body sent as form data at 8 KiB) is bypassed.
+  // A content-reader handler: cpp-httplib's own body reading (which would cap a body sent as form
+  // data at 8 KiB) is bypassed. The token was already checked before the body was read
+  // (server.cpp admits the body only then); it is checked here again for the answer's sake: a
+  // refused request arrives without its body.
   http.Post("/api/v1/runs", [&app](const Req& req, Res& res, const httplib::ContentReader& read) {
-    std::string body;
-    bool drained = false, complete = false;
-    auto read_body = [&] {
-      if (drained) return;
-      drained = true;
-      complete = read([&](const char* data, size_t len) {
-        body.append(data, len);
-        return true;  // the server's payload limit stops an oversized body (413)
-      });
-    };
     run_guarded(req, res, [&] {
-      try {
-        check_token(app, req, res);
-      } catch (const HttpError&) {
-        read_body();  // read and drop, so the connection stays in step; nothing is stored
-        throw;
-      }
-      read_body();
-      if (res.status == 413) throw HttpError(413, "request body too large");
+      check_token(app, req, res);
+      const size_t max_body = app.options().max_body_bytes;
+      std::string body;
+      bool too_large = false;
+      const bool complete = read([&](const char* data, size_t len) {
+        if (len > max_body - body.size()) return !(too_large = true);
+        body.append(data, len);
+        return true;
+      });
+      if (too_large || res.status == 413) throw HttpError(413, "request body too large");
       if (!complete) throw HttpError(400, "the request body could not be read to its end");
+      if (auto at = json_too_deep_at(body))
+        throw HttpError(400, "request body: JSON nested deeper than " +
+                                 std::to_string(kMaxJsonDepth) + " levels (at byte " +
+                                 std::to_string(*at) + ")");
       // Malformed JSON and schema violations: UsageError with the validator's reason (400).
       std::vector<Run> runs = runs_from_json(body, "request body");
       if (runs.empty()) throw HttpError(400, "the document holds no runs");
-      const auto imported = app.store().import_runs(runs);  // all or nothing
+      std::vector<Store::Imported> imported;
+      try {
+        imported = app.store().import_runs(runs);  // all or nothing
+      } catch (const RuntimeFailure& e) {
+        throw_storage_error(e);
+      }
       app.note_write();
       nlohmann::json out = nlohmann::json::array();
       size_t inserted = 0;

@@ -5,15 +5,18 @@
 #include <optional>
 #include <string>
 
+#include "web/request_reader.h"
+
 namespace pg::web {
 
 struct ServeOptions {
   std::string db_path = "perfgate.db";
   std::string host = "127.0.0.1";
-  int port = 8080;                   // 0: any free port (tests)
-  std::optional<std::string> token;  // ingest token; nullopt: POST /api/v1/runs is refused (403)
-  size_t max_body_bytes = 64u << 20;
-  int threads = 16;          // worker threads; each keeps one SQLite connection
+  int port = 8080;                    // 0: any free port (tests)
+  std::optional<std::string> token;   // ingest token; nullopt: POST /api/v1/runs is refused (403)
+  size_t max_body_bytes = 64u << 20;  // an ingest body, chunked or not (413 beyond)
+  int threads = 16;          // requests handled at once; each holds one pooled SQLite connection
+  ConnLimits limits;         // timeouts, head and connection caps (web/request_reader.h)
   bool log_requests = true;  // one line per request on stderr
   // The gate settings the chart's flags, the overview's badges and the compare page share
   // (docs/WEB.md, "One rule"): give serve the values your CI gate uses.

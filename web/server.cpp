@@ -9,17 +9,19 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <mutex>
 #include <thread>
 
 #include "common/errors.h"
 #include "web/app.h"
 #include "web/assets.h"
+#include "web/guarded_server.h"
 #include "web/html.h"
 #include "web/http_util.h"
 #include "web/routes.h"
@@ -27,13 +29,6 @@
 namespace pg::web {
 
 namespace {
-
-// cpp-httplib keeps its listening socket protected; the subclass reaches it to raise the listen
-// backlog, which the Debian build fixes at 5 (too few for a burst of browser or wrk connections).
-class HttpServer : public httplib::Server {
- public:
-  int listening_socket() const { return svr_sock_; }
-};
 
 thread_local std::chrono::steady_clock::time_point tl_request_start;
 thread_local bool tl_request_timed = false;
@@ -84,37 +79,68 @@ std::string bind_failure_reason(const std::string& host, int port) {
   return why;
 }
 
-}  // namespace
-
-std::string read_token_file(const std::string& path) {
-  // The same reading as the runner's --token-file (runner/submit.h): the whole file, surrounding
-  // whitespace trimmed, one word.
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("--token-file " + path + ": cannot read the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
-  const auto b = text.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) throw UsageError("--token-file " + path + ": the file is empty");
-  const std::string token = text.substr(b, text.find_last_not_of(" \t\r\n") - b + 1);
-  if (token.find_first_of(" \t\r\n") != std::string::npos)
-    throw UsageError("--token-file " + path + ": holds more than one word; expected one token");
-  if (token.size() < 16)
-    std::fprintf(stderr, "perfgate serve: warning: the ingest token in %s is only %zu characters\n",
-                 path.c_str(), token.size());
-  return token;
+httplib::Headers security_headers() {
+  return {{"X-Content-Type-Options", "nosniff"},
+          {"Referrer-Policy", "same-origin"},
+          {"X-Frame-Options", "DENY"},
+          {"Content-Security-Policy", kPageCsp}};
 }
 
+// Which bodies the server reads, decided from the head alone: an ingest body only with the right
+// token (and up to --max-body), so an unauthenticated upload is never read, not even after a
+// "100 Continue"; any other request's body only up to a small cap (no other route reads one).
+Admission admit_request(const ServeOptions& opt, const RequestHead& head) {
+  if (head.method == "POST" && head.path == "/api/v1/runs") {
+    if (ingest_authorized(opt, head.header("Authorization"))) return {opt.max_body_bytes, false};
+    return {0, true};  // the route answers 401/403 without the body
+  }
+  return {opt.limits.max_other_body_bytes, false};
+}
+
+void log_refusal(const std::string& path, int status, const std::string& reason) {
+  char when[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const std::string line = std::string(when) + " - " + (path.empty() ? "-" : log_safe(path)) + " " +
+                           std::to_string(status) + " refused: " + log_safe(reason) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace
+
 struct Server::Impl {
-  explicit Impl(ServeOptions o) : opt(o), app(std::move(o)) {}
+  explicit Impl(ServeOptions o)
+      : opt(o),
+        app(std::move(o)),
+        http(
+            opt.limits, opt.threads,
+            [this](const RequestHead& head) { return admit_request(opt, head); },
+            [this](const std::string& path, int status, const std::string& reason,
+                   httplib::Response& res) {
+              if (opt.log_requests) log_refusal(path, status, reason);
+              res.headers = security_headers();
+              set_client_accepts_gzip(false);
+              httplib::Request req;
+              req.path = path;
+              send_error(req, res, status, reason);
+            },
+            [this](const std::function<void()>& handle) {
+              App::StoreLease lease(app);
+              handle();
+            }) {}
   ServeOptions opt;
   App app;
-  HttpServer http;
+  GuardedServer http;
   int port = -1;
   // Computes every series' view once at start, so the first visitor of the overview does not wait
   // for all of them (seconds on a large database). Requests meanwhile share its work.
   std::thread warmer;
   std::atomic<bool> stopping{false};
+  std::mutex warm_mutex;
+  std::condition_variable warm_cv;
+  bool warm_done = false;
 };
 
 Server::Server(ServeOptions opt) {
@@ -133,19 +159,12 @@ Server::Server(ServeOptions opt) {
 
   auto& http = impl_->http;
   App& app = impl_->app;
-  const size_t threads = static_cast<size_t>(impl_->opt.threads);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_payload_max_length(impl_->opt.max_body_bytes);
   http.set_keep_alive_max_count(10000);
-  // Short: an idle keep-alive connection holds a worker thread, and shutdown waits for it.
-  http.set_keep_alive_timeout(2);
-  http.set_read_timeout(10);
-  http.set_write_timeout(10);
+  // Announced in the Keep-Alive header; GuardedServer enforces it.
+  http.set_keep_alive_timeout(std::max<time_t>(1, impl_->opt.limits.idle_timeout.count() / 1000));
   http.set_tcp_nodelay(true);
-  http.set_default_headers({{"X-Content-Type-Options", "nosniff"},
-                            {"Referrer-Policy", "same-origin"},
-                            {"X-Frame-Options", "DENY"},
-                            {"Content-Security-Policy", kPageCsp}});
+  http.set_default_headers(security_headers());
   http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
     tl_request_start = std::chrono::steady_clock::now();
     tl_request_timed = true;
@@ -178,7 +197,7 @@ Server::Server(ServeOptions opt) {
 Server::~Server() {
   if (!impl_) return;
   impl_->stopping = true;
-  if (impl_->http.is_running()) impl_->http.stop();
+  impl_->http.request_stop();
   if (impl_->warmer.joinable()) impl_->warmer.join();
 }
 
@@ -214,35 +233,47 @@ void Server::serve() {
     } catch (const std::exception& e) {
       std::fprintf(stderr, "perfgate serve: warming the caches failed: %s\n", e.what());
     }
+    std::lock_guard lk(impl->warm_mutex);
+    impl->warm_done = true;
+    impl->warm_cv.notify_all();
   });
   impl_->http.listen_after_bind();
   impl_->stopping = true;
-  impl_->warmer.join();
+}
+
+bool Server::wait_background(std::chrono::milliseconds limit) {
+  impl_->stopping = true;
+  std::unique_lock lk(impl_->warm_mutex);
+  if (!impl_->warm_cv.wait_for(lk, limit, [&] { return impl_->warm_done; })) return false;
+  lk.unlock();
+  if (impl_->warmer.joinable()) impl_->warmer.join();
+  return true;
 }
 
 void Server::stop() {
   impl_->stopping = true;
-  impl_->http.stop();
+  impl_->http.request_stop();
 }
 bool Server::is_running() const { return impl_->http.is_running(); }
 int Server::port() const { return impl_->port; }
 
 int run_serve(const ServeOptions& opt) {
-  // SIGINT/SIGTERM are blocked in every thread (the mask is inherited by the workers created
+  // SIGINT/SIGTERM are blocked in every thread (the mask is inherited by the threads created
   // below) and taken by one watcher thread with sigwait: stopping the server then runs in a normal
-  // thread context, never inside a signal handler.
+  // thread context, never inside a signal handler. The watcher starts before anything slow (opening
+  // the database, preparing the assets), so a signal during start-up is not lost either.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // A file-size limit (ulimit -f) must fail the one write that hits it (ingest answers 507), not
+  // kill the server.
+  ::signal(SIGXFSZ, SIG_IGN);
 
-  Server server(opt);
-  const int port = server.bind();
-  std::fprintf(
-      stderr, "perfgate serve: listening on http://%s:%d/ (db %s, ingest %s)\n",
-      opt.host.find(':') != std::string::npos ? ("[" + opt.host + "]").c_str() : opt.host.c_str(),
-      port, opt.db_path.c_str(), opt.token ? "on" : "off: no --token-file");
+  std::mutex m;
+  Server* running = nullptr;
+  bool stop_requested = false;
   std::atomic<bool> finished{false};
   std::thread watcher([&] {
     int sig = 0;
@@ -250,12 +281,57 @@ int run_serve(const ServeOptions& opt) {
     if (finished.load()) return;
     std::fprintf(stderr, "perfgate serve: %s received, shutting down\n",
                  sig == SIGINT ? "SIGINT" : "SIGTERM");
-    server.stop();
+    std::lock_guard lk(m);
+    stop_requested = true;
+    if (running) {
+      running->stop();
+    } else {
+      // Still opening the database and preparing the assets (seconds on a loaded machine), and
+      // nothing written yet: end now rather than when start-up is done.
+      std::fprintf(stderr, "perfgate serve: stopped before serving\n");
+      std::fflush(stderr);
+      std::_Exit(kExitOk);
+    }
   });
-  server.serve();
-  finished.store(true);
-  pthread_kill(watcher.native_handle(), SIGTERM);  // wakes the watcher if no signal came
-  watcher.join();
+  auto end_watcher = [&] {
+    finished.store(true);
+    pthread_kill(watcher.native_handle(), SIGTERM);  // wakes the watcher if no signal came
+    watcher.join();
+  };
+  try {
+    Server server(opt);
+    {
+      std::lock_guard lk(m);
+      running = &server;
+      if (stop_requested) server.stop();  // serve() below then returns at once
+    }
+    const int port = server.bind();
+    std::fprintf(
+        stderr, "perfgate serve: listening on http://%s:%d/ (db %s, ingest %s)\n",
+        opt.host.find(':') != std::string::npos ? ("[" + opt.host + "]").c_str() : opt.host.c_str(),
+        port, opt.db_path.c_str(), opt.token ? "on" : "off: no --token-file");
+    server.serve();
+    {
+      std::lock_guard lk(m);
+      running = nullptr;
+    }
+    // Every request is answered and every connection closed; what may remain is the start-up
+    // cache warming, one series view at a time (seconds on a large store under load). It writes
+    // nothing: rather than wait for it, end the process.
+    if (!server.wait_background(std::chrono::milliseconds(300))) {
+      std::fprintf(stderr, "perfgate serve: stopped\n");
+      std::fflush(stderr);
+      std::_Exit(kExitOk);
+    }
+  } catch (...) {
+    {
+      std::lock_guard lk(m);
+      running = nullptr;
+    }
+    end_watcher();
+    throw;
+  }
+  end_watcher();
   std::fprintf(stderr, "perfgate serve: stopped\n");
   return kExitOk;
 }

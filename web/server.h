@@ -1,5 +1,6 @@
 // perfgate serve: the dashboard and JSON API over one perfgate database.
 #pragma once
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -7,11 +8,6 @@
 #include "web/serve_options.h"
 
 namespace pg::web {
-
-// Reads a token file: its content without surrounding whitespace, one word (as the runner's
-// --token-file). A missing, unreadable, empty or multi-word file is a UsageError naming the path:
-// ingest with an empty token would accept anyone.
-std::string read_token_file(const std::string& path);
 
 class Server {
  public:
@@ -27,7 +23,11 @@ class Server {
   int bind();
   // Serves until stop(); call bind() first.
   void serve();
-  // Thread-safe; serve() returns soon after. Not async-signal-safe: see run_serve.
+  // After serve() returned: waits up to `limit` for the start-up cache warming to end; false if
+  // it is still busy (the destructor would wait for it).
+  bool wait_background(std::chrono::milliseconds limit);
+  // Thread-safe, also before serve() started (serve() then returns at once); serve() returns
+  // soon after. Not async-signal-safe: see run_serve.
   void stop();
   bool is_running() const;
   int port() const;
@@ -37,8 +37,9 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
-// The CLI entry: binds, serves until SIGINT or SIGTERM, then shuts down cleanly. Returns the exit
-// code (0 after a signal).
+// The CLI entry: binds, serves until SIGINT or SIGTERM, then shuts down cleanly. A signal at any
+// moment, start-up included, ends it within about a second. Returns the exit code (0 after a
+// signal).
 int run_serve(const ServeOptions& opt);
 
 }  // namespace pg::web

@@ -130,7 +130,7 @@ TEST(ConfigFlags, EachBadValueNamesItsFlag) {
       {{{"submit", "http://127.0.0.1:8080"}}, "--submit: needs --token-file"},
       {{{"token-file", "/etc/hostname"}}, "--token-file: only makes sense with --submit"},
       {{{"submit", "http://h:8080"}, {"token-file", "/nonexistent/token"}},
-       "--token-file: cannot read '/nonexistent/token'"},
+       "--token-file /nonexistent/token: cannot open"},
       {{{"model", "gpt2"}, {"seq-lens", "64,1000"}},
        "--seq-lens: prompt length 1000 + gen-tokens 32 = 1032 exceeds the context length 1024 "
        "of model 'gpt2'"},
@@ -153,6 +153,9 @@ TEST(ConfigFlags, TokenFileMustHoldAToken) {
   TempDir dir;
   pgtest::write_file(dir / "empty", " \n");
   pgtest::write_file(dir / "token", "s3cret\n");
+  for (const char* f : {"empty", "token"})  // token files are refused when others may read them
+    std::filesystem::permissions(dir / f, std::filesystem::perms::owner_read,
+                                 std::filesystem::perm_options::replace);
   EXPECT_TRUE(error_of(flags({{"submit", "http://h:1"}, {"token-file", (dir / "empty").string()}}))
                   .ends_with("is empty"));
   const SweepConfig c = resolve_sweep_config(flags(

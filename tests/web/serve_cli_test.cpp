@@ -111,14 +111,14 @@ TEST_F(ServeCli, BadFlagsAreUsageErrors) {
   EXPECT_EQ(token.wait_exit(), 2);
   EXPECT_NE(token.stderr_text().find("--token-file"), std::string::npos) << token.stderr_text();
   const std::string empty = dir_.file("empty-token");
-  std::ofstream(empty) << "\n";
+  write_token_file(empty, "\n");
   ServeProcess empty_token({"--db", db_, "--token-file", empty}, log_file("empty"));
   EXPECT_EQ(empty_token.wait_exit(), 2);
 }
 
 TEST_F(ServeCli, TokenFileEnablesIngest) {
   const std::string tf = dir_.file("token");
-  std::ofstream(tf) << kToken << "\n";
+  write_token_file(tf, kToken + std::string("\n"));
   ServeProcess p({"--db", db_, "--port", "0", "--token-file", tf}, log_file("ingest"));
   const int port = p.wait_listening();
   ASSERT_GT(port, 0) << p.stderr_text();

@@ -24,7 +24,7 @@ class Submit : public ::testing::Test {
     server_db_ = dir_.file("server.db");
     { Store s(server_db_); }
     token_file_ = dir_.file("token");
-    std::ofstream(token_file_) << kToken << "\n";
+    write_token_file(token_file_, kToken + std::string("\n"));
     server_ = std::make_unique<ServeProcess>(
         std::vector<std::string>{"--db", server_db_, "--port", "0", "--token-file", token_file_},
         dir_.file("serve.log"));
@@ -79,7 +79,7 @@ TEST_F(Submit, TheSubmittedRunIsTheLocalRun) {
 
 TEST_F(Submit, AWrongTokenFailsTheSubmitButKeepsTheLocalRun) {
   const std::string wrong = dir_.file("wrong-token");
-  std::ofstream(wrong) << "not-the-token-0123456789\n";
+  write_token_file(wrong, "not-the-token-0123456789\n");
   std::string out;
   const std::string local = dir_.file("local.db");
   EXPECT_NE(run_sweep(local, wrong, &out), 0) << out;

@@ -103,6 +103,13 @@ RawResponse raw_get(int port, const std::string& target) {
 
 std::string perfgate_bin() { return PERFGATE_BIN; }
 
+void write_token_file(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+      std::filesystem::perm_options::replace);
+}
+
 ServeProcess::ServeProcess(const std::vector<std::string>& args, const std::string& stderr_file)
     : stderr_file_(stderr_file) {
   std::vector<std::string> argv_s = {perfgate_bin(), "serve"};

@@ -63,6 +63,7 @@ class ServeProcess {
   // Waits for exit; returns the exit code, 128+signal when killed, -1 on timeout.
   int wait_exit(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   void signal(int sig);
+  int pid() const { return pid_; }
   std::string stderr_text() const;
 
  private:
@@ -75,5 +76,8 @@ class ServeProcess {
 int run_command(const std::vector<std::string>& args, std::string* out);
 
 std::string perfgate_bin();
+
+// Writes a token file as an operator should: mode 0600 (serve and run refuse one others may read).
+void write_token_file(const std::string& path, const std::string& text);
 
 }  // namespace pg::webtest
