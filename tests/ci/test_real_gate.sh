@@ -31,11 +31,11 @@ expect_exit() {  # expect_exit WHAT CODE COMMAND...
   cat "$tmp/out"
 }
 
-real_rounds "$pg" "$sweep" "$tmp/aa.db" 2 "$tmp/wt-A" "$tmp/wt-B"
+real_rounds "$pg" "$sweep" "$tmp/aa.db" 5 "$tmp/wt-A" "$tmp/wt-B"
 expect_exit "A/A: two commits with no change pass" 0 \
   "$pg" compare --db "$tmp/aa.db" --repo "$tmp/repo" --base "$A" --head "$B" --min-effect 0.25
 
-real_rounds "$pg" "$sweep" "$tmp/ab.db" 2 "$tmp/wt-A" "$tmp/wt-C" MKL_ENABLE_INSTRUCTIONS=SSE4_2
+real_rounds "$pg" "$sweep" "$tmp/ab.db" 5 "$tmp/wt-A" "$tmp/wt-C" MKL_ENABLE_INSTRUCTIONS=SSE4_2
 expect_exit "A/B: a genuinely slower head is a regression" 1 \
   "$pg" compare --db "$tmp/ab.db" --repo "$tmp/repo" --base "$A" --head "$C" --min-effect 0.25
 

@@ -96,6 +96,7 @@ def main():
     token_file = os.path.join(tmp, "token")
     with open(token_file, "w") as f:
         f.write("browser-test-token-0123456789\n")
+    os.chmod(token_file, 0o600)  # serve refuses a token file others may read
     server, port = start_server(args.perfgate, db, os.path.join(tmp, "serve.log"),
                                 ["--token-file", token_file])
     base = f"http://127.0.0.1:{port}"
