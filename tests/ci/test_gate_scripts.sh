@@ -168,7 +168,7 @@ run_pr() {
       PERFGATE_WORK="$job/work" PERFGATE_RUN_AS="$run_as" PERFGATE_PASS_ENV=PERFGATE_REAL \
       PERFGATE_PREPARE=./prepare.sh PERFGATE_BUILD_COMMAND=./build.sh \
       PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA=0.01 PERFGATE_MIN_EFFECT=0.25 \
-      PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=2 PERFGATE_MAX_ROUNDS=2 PERFGATE_MAIN_ROUNDS=1 \
+      PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=5 PERFGATE_MAX_ROUNDS=5 PERFGATE_MAIN_ROUNDS=1 \
       PERFGATE_FAIL_ON_INCONCLUSIVE=true PERFGATE_REUSE_BASE=false \
       PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='' \
       "$scripts/action_env.sh"
@@ -195,7 +195,7 @@ check "pr-noop: verdict=pass in GITHUB_OUTPUT" has "$job/output" "verdict=pass"
 check "pr-noop: summary opens with the pass line" has "$job/summary.md" "### ✅ perfgate: no regression"
 check "pr-noop: JSON report uploaded" has "$job/work/artifacts/perfgate-report.json" '"verdict": "pass"'
 check "pr-noop: CSV of the runs uploaded" test -s "$job/work/artifacts/perfgate-runs.csv"
-check "pr-noop: base and head alternated (2 runs each)" has "$job/summary.md" "pooled: base 2 runs, head 2 runs"
+check "pr-noop: base and head alternated (5 runs each)" has "$job/summary.md" "pooled: base 5 runs, head 5 runs"
 # shellcheck disable=SC1091
 check "pr-noop: cleanup removed the sandbox" bash -c "source '$job/sandbox.env' && [ -n \"\$PG_SANDBOX\" ] && [ ! -e \"\$PG_SANDBOX\" ]"
 cp "$job/work/gate.db" "$tmp/server.db"
