@@ -62,19 +62,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-scripts-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
 
-passes=0 failures=0
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok   - $what"
-    passes=$((passes + 1))
-  else
-    echo "FAIL - $what"
-    failures=$((failures + 1))
-  fi
-}
-has() { grep -qF -- "$2" "$1"; }
+# shellcheck source=tests/common/check.sh
+source "$here/../common/check.sh"
 commit() { git -C "$proj" add -A && git -C "$proj" commit -qm "$1"; }
 
 # --- the project under test -------------------------------------------------------------------

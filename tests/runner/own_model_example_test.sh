@@ -20,19 +20,8 @@ scripts=${PERFGATE_CI_SCRIPTS:-$root/ci/scripts}  # overridable to try other ver
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-own-model-XXXXXX")
 trap 'git -C "$tmp/project" worktree prune 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
-passes=0 failures=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok   - $what"
-    passes=$((passes + 1))
-  else
-    echo "FAIL - $what"
-    failures=$((failures + 1))
-  fi
-}
-has() { grep -qF -- "$2" "$1"; }
+# shellcheck source=tests/common/check.sh
+source "$here/../common/check.sh"
 
 # --- the user's repository: the example as it stands, with the helper copied in ---------------
 proj="$tmp/project"
@@ -85,7 +74,7 @@ run_pr() {
     : >"$GITHUB_OUTPUT" && : >"$GITHUB_STEP_SUMMARY" && : >"$GITHUB_ENV"
     settings=(PERFGATE_SWEEP=perf/sweep.toml PERFGATE_DB="$tmp/store.db" PERFGATE_WORK="$job/work"
       PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA=0.01 PERFGATE_MIN_EFFECT=0.5
-      PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=2 PERFGATE_MAIN_ROUNDS=1
+      PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=4 PERFGATE_MAIN_ROUNDS=1
       PERFGATE_FAIL_ON_INCONCLUSIVE=true PERFGATE_REUSE_BASE=false
       PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='')
     if [ -f "$scripts/install.sh" ]; then
