@@ -11,13 +11,14 @@
 # start, so that a call with a time limit still returns what it measured.
 #   bash bench/own_model/h200_gate.sh OUTDIR        (from the project root; bench/device_env.sh
 #                                                    says what the tree must carry)
-# Knobs (environment): ROUNDS (3), DEADLINE (565), and for a dry run on a CPU: PG_DEVICE=cpu,
+# Knobs (environment): ROUNDS (3), DEADLINE (565), EXEC_GATE (1; 0 skips the --exec gate), and
+# for a dry run on a CPU: PG_DEVICE=cpu,
 # PG_DTYPE=fp32, MODEL_CONFIG=<a tiny config>, PERFGATE_BIN=<a built perfgate> (no build).
 set -u
 OUT=${1:?usage: h200_gate.sh OUTDIR}
 T0=$(date +%s)
 ROOT=$PWD W=/tmp/owngate
-ROUNDS=${ROUNDS:-3} DEADLINE=${DEADLINE:-565}
+ROUNDS=${ROUNDS:-3} DEADLINE=${DEADLINE:-565} EXEC_GATE=${EXEC_GATE:-1}
 DEVICE=${PG_DEVICE:-cuda} DTYPE=${PG_DTYPE:-bf16}
 CONFIG=$(realpath "${MODEL_CONFIG:-bench/own_model/llama_1b.json}")
 CTX_BASE=1024 CTX_HEAD=8192 P=128 G=32 REPS=20
@@ -66,7 +67,7 @@ for c in "$C1" "$C2" "$C3"; do git worktree add -q --detach "$W/wt-$c" "$c"; mkd
 cd "$ROOT" || exit 1
 echo "$C1 base, $C2 A/A head, $C3 slow head" > "$OUT/commits.txt"
 # Warm torch.compile's cache for the head's exec runs (the base's is warmed by the peer above).
-( cd "$W/wt-$C3" && PERFGATE_DEVICE=$DEVICE PERFGATE_DTYPE=$DTYPE PERFGATE_PROMPT_LEN=$P \
+[ "$EXEC_GATE" = 1 ] && ( cd "$W/wt-$C3" && PERFGATE_DEVICE=$DEVICE PERFGATE_DTYPE=$DTYPE PERFGATE_PROMPT_LEN=$P \
     PERFGATE_GEN_TOKENS=$G PERFGATE_WARMUP=1 PERFGATE_REPS=1 PERFGATE_CUDA_GRAPHS=on \
     OWN_MODEL_CONFIG=model.json python3 "$ROOT/bench/own_model_gpu_exec.py" > /dev/null 2> "$W/warm.err" ) &
 WARM=$!
@@ -135,10 +136,12 @@ judge() {  # $1 = name
 }
 gate_runs aoti 40 "${AOTI[@]}" "${COMMON[@]}" --reps "$REPS" --cuda-graphs "$GRAPHS"
 judge aoti
-log "phase 3: the same model through --exec and python/perfgate_bench.py (torch.compile)"
-EXEC=(--exec "OWN_MODEL_CONFIG=model.json python3 $ROOT/bench/own_model_gpu_exec.py" --model llama-1.1b --exec-timeout 300)
-gate_runs exec 50 "${EXEC[@]}" "${COMMON[@]}" --reps "$REPS" --cuda-graphs on
-judge exec
+if [ "$EXEC_GATE" = 1 ]; then
+  log "phase 3: the same model through --exec and python/perfgate_bench.py (torch.compile)"
+  EXEC=(--exec "OWN_MODEL_CONFIG=model.json python3 $ROOT/bench/own_model_gpu_exec.py" --model llama-1.1b --exec-timeout 300)
+  gate_runs exec 50 "${EXEC[@]}" "${COMMON[@]}" --reps "$REPS" --cuda-graphs on
+  judge exec
+fi
 cp "$W"/aoti.db "$W"/exec.db "$W"/probe.db "$OUT/" 2> /dev/null
 for f in cmake.log pkg_base.log pkg_head.log baseline.err warm.err; do tail -n 40 "$W/$f" > "$OUT/$f.tail" 2> /dev/null; done
 log "done"

@@ -63,7 +63,11 @@ void AotiModel::prepare(const CellKey& key, int64_t seed) {
   position_ = at::full({1}, key.seq_len, longs.device(device_));
   if (!key.cuda_graphs) return;
   try {
-    graph_ = capture_cuda_graph(device_.index(), [&] { decode_step(); });
+    // Relaxed: the model container queries the event of its previous run before each run,
+    // which the global capture mode refuses ("operation not permitted when stream is
+    // capturing", seen on an H200 with torch 2.11).
+    graph_ = capture_cuda_graph(
+        device_.index(), [&] { decode_step(); }, 3, true);
   } catch (const c10::OutOfMemoryError&) {
     throw;
   } catch (const std::exception& e) {
