@@ -63,18 +63,16 @@ void AotiModel::prepare(const CellKey& key, int64_t seed) {
   position_ = at::full({1}, key.seq_len, longs.device(device_));
   if (!key.cuda_graphs) return;
   try {
-    // Relaxed: the model container queries the event of its previous run before each run,
-    // which the global capture mode refuses ("operation not permitted when stream is
-    // capturing", seen on an H200 with torch 2.11).
-    graph_ = capture_cuda_graph(
-        device_.index(), [&] { decode_step(); }, 3, true);
+    graph_ = capture_cuda_graph(device_.index(), [&] { decode_step(); });
   } catch (const c10::OutOfMemoryError&) {
     throw;
   } catch (const std::exception& e) {
     graph_.reset();
     std::string why = e.what();
-    throw RuntimeFailure("--cuda-graphs on: the decode call of " + package_label(file_) +
-                         " cannot be captured in a CUDA graph: " + why.substr(0, why.find('\n')));
+    throw RuntimeFailure(
+        "--cuda-graphs on: the decode call of " + package_label(file_) +
+        " cannot be captured in a CUDA graph (docs/OWN_MODEL_AOTI.md, \"--cuda-graphs on\"): " +
+        why.substr(0, why.find('\n')));
   }
 }
 

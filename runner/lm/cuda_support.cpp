@@ -151,7 +151,7 @@ std::unique_ptr<CudaStreamScope> use_pool_stream(int index) {
 }
 
 std::unique_ptr<CudaGraph> capture_cuda_graph(int index, const std::function<void()>& step,
-                                              int warmup, bool relaxed) {
+                                              int warmup) {
   const auto device = static_cast<c10::DeviceIndex>(index);
   const auto current = at::cuda::getCurrentCUDAStream(device);
   if (current == at::cuda::getDefaultCUDAStream(device))
@@ -164,8 +164,7 @@ std::unique_ptr<CudaGraph> capture_cuda_graph(int index, const std::function<voi
   }
   wait_stream(current, side);
   auto g = std::make_unique<CapturedGraph>();
-  g->graph.capture_begin({0, 0},
-                         relaxed ? cudaStreamCaptureModeRelaxed : cudaStreamCaptureModeGlobal);
+  g->graph.capture_begin();
   try {
     step();
   } catch (...) {
@@ -211,7 +210,7 @@ std::unique_ptr<StepClock> make_cuda_step_clock(int, size_t) {
 std::unique_ptr<CudaStreamScope> use_pool_stream(int) {
   throw RuntimeFailure("this LibTorch has no CUDA");
 }
-std::unique_ptr<CudaGraph> capture_cuda_graph(int, const std::function<void()>&, int, bool) {
+std::unique_ptr<CudaGraph> capture_cuda_graph(int, const std::function<void()>&, int) {
   throw RuntimeFailure("this LibTorch has no CUDA");
 }
 void cuda_reset_peak_allocated(int) {}

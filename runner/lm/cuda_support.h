@@ -43,11 +43,9 @@ class CudaGraph {
 // As PyTorch does: `warmup` calls of step on a side stream that waits for the current one,
 // the current stream waits for them, then one call captured on the current stream (which must
 // not be the default stream: see use_pool_stream). Throws on failure, c10::OutOfMemoryError
-// included. `relaxed` captures in cudaStreamCaptureModeRelaxed instead of the global mode, so
-// that the step may call APIs the global mode forbids while any stream captures (an
-// AOTInductor model container queries its previous run's event: docs/OWN_MODEL_AOTI.md).
+// included.
 std::unique_ptr<CudaGraph> capture_cuda_graph(int index, const std::function<void()>& step,
-                                              int warmup = 3, bool relaxed = false);
+                                              int warmup = 3);
 
 void cuda_reset_peak_allocated(int index);
 int64_t cuda_peak_allocated(int index);  // bytes since the last reset
