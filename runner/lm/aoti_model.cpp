@@ -69,8 +69,10 @@ void AotiModel::prepare(const CellKey& key, int64_t seed) {
   } catch (const std::exception& e) {
     graph_.reset();
     std::string why = e.what();
-    throw RuntimeFailure("--cuda-graphs on: the decode call of " + package_label(file_) +
-                         " cannot be captured in a CUDA graph: " + why.substr(0, why.find('\n')));
+    throw RuntimeFailure(
+        "--cuda-graphs on: the decode call of " + package_label(file_) +
+        " cannot be captured in a CUDA graph (docs/OWN_MODEL_AOTI.md, \"--cuda-graphs on\"): " +
+        why.substr(0, why.find('\n')));
   }
 }
 
