@@ -12,13 +12,15 @@
 #include <set>
 #include <sstream>
 
-#include "ci/gate_json.h"
-#include "ci/report.h"
-#include "ci/report_text.h"
-#include "ci/revision.h"
 #include "cli/commands.h"
 #include "common/descriptive.h"
 #include "common/errors.h"
+#include "core/cell_key_io.h"
+#include "core/metrics.h"
+#include "gate/gate_json.h"
+#include "gate/report.h"
+#include "gate/report_text.h"
+#include "gate/revision.h"
 #include "stats/auto_min_effect.h"
 #include "stats/changepoint.h"
 #include "stats/gate.h"
@@ -320,7 +322,7 @@ void add_compare_command(CLI::App& root, Action& action) {
       ->capture_default_str();
   c->add_option("--correction", f->correction, "multiple-comparison control: holm or bh")
       ->capture_default_str();
-  c->add_option("--format", f->format, "table, markdown or json")->capture_default_str();
+  c->add_option("--format", f->format, "table, markdown, json or csv")->capture_default_str();
   c->add_flag("--github", f->github, "also print GitHub ::error / ::warning workflow commands");
   c->add_flag("--allow-missing-baseline", f->allow_missing_baseline,
               "cells without a baseline do not make the gate inconclusive");
