@@ -16,6 +16,7 @@
 #include "common/descriptive.h"
 #include "common/errors.h"
 #include "core/cell_key_io.h"
+#include "core/environment_json.h"
 #include "core/metrics.h"
 #include "gate/gate_json.h"
 #include "gate/report.h"
@@ -247,8 +248,7 @@ int run_changes(const ChangesFlags& f) {
            {"ratio", cp.before != 0 ? nlohmann::json(cp.after / cp.before) : nullptr},
            {"p_value", cp.p_value}});
     }
-    nlohmann::json env = nlohmann::json::object();
-    for (const auto& [k, v] : series.env) env[k] = v;
+    const nlohmann::json env = environment_to_json(series.env);
     series_json.push_back({{"id", series.id},
                            {"key", cell_key_to_json(series.key)},
                            {"env", env},

@@ -51,7 +51,7 @@ TEST(KeyColumns, EveryFieldIsAColumnOfSeriesAndCells) {
 TEST(KeyColumns, EveryFieldRoundTripsAndSplitsTheSeries) {
   TempDir dir;
   Store s(dir.file("pg.db"));
-  Run run = test::sample_run();
+  pg::Run run = test::sample_run();
   run.cells.resize(1);
   run.cells[0] = test::sample_cell(4, 256, 3, 32);
   run.cells[0].key = test::base_key();
