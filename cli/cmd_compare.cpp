@@ -82,8 +82,8 @@ void validate(const CompareFlags& f) {
   if (f.correction != "holm" && f.correction != "bh") {
     throw UsageError("--correction must be holm or bh, got '" + f.correction + "'");
   }
-  if (f.format != "table" && f.format != "markdown" && f.format != "json") {
-    throw UsageError("--format must be table, markdown or json, got '" + f.format + "'");
+  if (f.format != "table" && f.format != "markdown" && f.format != "json" && f.format != "csv") {
+    throw UsageError("--format must be table, markdown, json or csv, got '" + f.format + "'");
   }
 }
 
