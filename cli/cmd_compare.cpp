@@ -12,13 +12,16 @@
 #include <set>
 #include <sstream>
 
-#include "ci/gate_json.h"
-#include "ci/report.h"
-#include "ci/report_text.h"
-#include "ci/revision.h"
 #include "cli/commands.h"
 #include "common/descriptive.h"
 #include "common/errors.h"
+#include "core/cell_key_io.h"
+#include "core/environment_json.h"
+#include "core/metrics.h"
+#include "gate/gate_json.h"
+#include "gate/report.h"
+#include "gate/report_text.h"
+#include "gate/revision.h"
 #include "stats/auto_min_effect.h"
 #include "stats/changepoint.h"
 #include "stats/gate.h"
@@ -79,8 +82,8 @@ void validate(const CompareFlags& f) {
   if (f.correction != "holm" && f.correction != "bh") {
     throw UsageError("--correction must be holm or bh, got '" + f.correction + "'");
   }
-  if (f.format != "table" && f.format != "markdown" && f.format != "json") {
-    throw UsageError("--format must be table, markdown or json, got '" + f.format + "'");
+  if (f.format != "table" && f.format != "markdown" && f.format != "json" && f.format != "csv") {
+    throw UsageError("--format must be table, markdown, json or csv, got '" + f.format + "'");
   }
 }
 
@@ -245,8 +248,7 @@ int run_changes(const ChangesFlags& f) {
            {"ratio", cp.before != 0 ? nlohmann::json(cp.after / cp.before) : nullptr},
            {"p_value", cp.p_value}});
     }
-    nlohmann::json env = nlohmann::json::object();
-    for (const auto& [k, v] : series.env) env[k] = v;
+    const nlohmann::json env = environment_to_json(series.env);
     series_json.push_back({{"id", series.id},
                            {"key", cell_key_to_json(series.key)},
                            {"env", env},
@@ -320,7 +322,7 @@ void add_compare_command(CLI::App& root, Action& action) {
       ->capture_default_str();
   c->add_option("--correction", f->correction, "multiple-comparison control: holm or bh")
       ->capture_default_str();
-  c->add_option("--format", f->format, "table, markdown or json")->capture_default_str();
+  c->add_option("--format", f->format, "table, markdown, json or csv")->capture_default_str();
   c->add_flag("--github", f->github, "also print GitHub ::error / ::warning workflow commands");
   c->add_flag("--allow-missing-baseline", f->allow_missing_baseline,
               "cells without a baseline do not make the gate inconclusive");

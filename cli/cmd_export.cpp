@@ -1,5 +1,4 @@
 // `perfgate export` and `perfgate runs`: read-only views of a store. Neither ever creates a file.
-#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -7,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "common/errors.h"
+#include "common/text_table.h"
 #include "store/run_report.h"
 #include "store/store.h"
 
@@ -46,35 +46,25 @@ std::string short_time(const std::string& iso) {
 int run_runs(const std::string& db) {
   Store store(db, /*read_only=*/true);
   const auto runs = store.list_runs({true, false});
-  std::vector<std::vector<std::string>> rows = {
-      {"ID", "STATUS", "STARTED", "COMMIT", "BRANCH", "DIRTY", "DEVICE", "CELLS OK/TOTAL"}};
+  TextTable table({{"ID", Align::right},
+                   {"STATUS"},
+                   {"STARTED"},
+                   {"COMMIT"},
+                   {"BRANCH"},
+                   {"DIRTY"},
+                   {"DEVICE"},
+                   {"CELLS OK/TOTAL"}});
   for (const auto& r : runs) {
     size_t ok = 0;
     for (const auto& c : r.cells) ok += c.status == CellStatus::ok;
     auto dev = r.env.find("device");
-    rows.push_back({std::to_string(r.id), to_string(r.status), short_time(r.started_at),
-                    r.git.commit ? r.git.commit->substr(0, 12) : "(" + r.git.state + ")",
-                    r.git.branch.value_or("-"), r.git.dirty ? "yes" : "no",
-                    dev == r.env.end() ? "-" : dev->second,
-                    std::to_string(ok) + "/" + std::to_string(r.cells.size())});
+    table.add_row({std::to_string(r.id), to_string(r.status), short_time(r.started_at),
+                   r.git.commit ? r.git.commit->substr(0, 12) : "(" + r.git.state + ")",
+                   r.git.branch.value_or("-"), r.git.dirty ? "yes" : "no",
+                   dev == r.env.end() ? "-" : dev->second,
+                   std::to_string(ok) + "/" + std::to_string(r.cells.size())});
   }
-  std::vector<size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows)
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      // Numbers right-aligned, text left-aligned; the last column is not padded.
-      if (i == 0)
-        line += fmt::format("{:>{}}", row[i], width[i]);
-      else if (i + 1 == row.size())
-        line += row[i];
-      else
-        line += fmt::format("{:<{}}", row[i], width[i]);
-      if (i + 1 < row.size()) line += "  ";
-    }
-    std::cout << line << '\n';
-  }
+  std::cout << table.render();
   if (runs.empty()) std::cerr << "no runs stored in '" << db << "'\n";
   return kExitOk;
 }

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   }
   try {
     return action ? action() : pg::kExitUsage;
+  } catch (const pg::SettingError& e) {  // the settings of `perfgate run` are its flags
+    std::fprintf(stderr, "perfgate: error: %s\n", e.spelled("--").c_str());
+    return pg::kExitUsage;
   } catch (const pg::UsageError& e) {
     std::fprintf(stderr, "perfgate: error: %s\n", e.what());
     return pg::kExitUsage;

@@ -1,8 +1,8 @@
 // The seam between a sweep and what measures its cells: perfgate's own LibTorch models
 // (CellRunner, runner/lm) or the user's benchmark program (`--exec`, runner/exec). LibTorch-free.
 #pragma once
+#include "core/run.h"
 #include "runner/lm/measure.h"
-#include "store/types.h"
 
 namespace pg {
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "store/types.h"
+#include "core/run.h"
 
 namespace pg {
 

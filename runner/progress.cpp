@@ -4,8 +4,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "core/cell_label.h"
 #include "runner/text.h"
-#include "store/cell_label.h"
 
 namespace pg {
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/errors.h"
+#include "core/cell_label.h"
 #include "runner/cell_measurer.h"
 #include "runner/exec/exec_runner.h"
 #include "runner/export_files.h"
@@ -16,7 +17,6 @@
 #include "runner/submit.h"
 #include "runner/sweep.h"
 #include "runner/table.h"
-#include "store/cell_label.h"
 #include "store/run_json.h"
 #include "store/store.h"
 
@@ -69,6 +69,8 @@ void check_cells_supported(const std::vector<CellKey>& cells) {
   for (const auto& key : cells) {
     try {
       check_cell_supported(key);
+    } catch (const SettingError& e) {
+      throw e.with_context(fmt::format("cell {}: ", cell_label(key)));
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("cell {}: {}", cell_label(key), e.what()));
     }

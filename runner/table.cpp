@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <optional>
 
+#include "common/text_table.h"
 #include "runner/text.h"
 
 namespace pg {
@@ -45,25 +45,21 @@ std::string sig4(double v) {
   return fmt::format("{:.4f}", v);
 }
 
-struct Column {
-  std::string header;
-  bool right;  // numbers align right
-};
-
 }  // namespace
 
 std::string format_cell_table(const Run& run) {
   bool any_graphs = false;
   for (const auto& c : run.cells) any_graphs |= c.key.cuda_graphs;
 
-  std::vector<Column> cols = {{"model", false}, {"dtype", false}, {"B", true},
-                              {"P", true},      {"kv", false},    {"attn", false}};
-  if (any_graphs) cols.push_back({"graphs", false});
-  for (const std::string h : {"status", "prefill_ms", "tpot_ms", "itl_p50_ms", "itl_p99_ms",
-                              "decode_tok/s", "total_tok/s", "peak_mem", "cv"})
-    cols.push_back({h == "peak_mem" ? peak_memory_header(run) : h, h != "status"});
+  std::vector<TextColumn> cols = {{"model"},           {"dtype"}, {"B", Align::right},
+                                  {"P", Align::right}, {"kv"},    {"attn"}};
+  if (any_graphs) cols.push_back({"graphs"});
+  cols.push_back({"status"});
+  for (const std::string h : {"prefill_ms", "tpot_ms", "itl_p50_ms", "itl_p99_ms", "decode_tok/s",
+                              "total_tok/s", "peak_mem", "cv"})
+    cols.push_back({h == "peak_mem" ? peak_memory_header(run) : h, Align::right});
 
-  std::vector<std::vector<std::string>> rows;
+  TextTable table(std::move(cols));
   for (const auto& c : run.cells) {
     const CellKey& k = c.key;
     std::vector<std::string> r = {k.model,
@@ -88,29 +84,9 @@ std::string format_cell_table(const Run& run) {
     r.push_back(mem ? format_bytes(*mem) : "-");
     auto cv = metric(c, "cv");
     r.push_back(cv ? fmt::format("{:.1f}%", *cv * 100) : "-");
-    rows.push_back(std::move(r));
+    table.add_row(std::move(r));
   }
-
-  std::vector<size_t> width(cols.size());
-  for (size_t i = 0; i < cols.size(); ++i) {
-    width[i] = cols[i].header.size();
-    for (const auto& r : rows) width[i] = std::max(width[i], r[i].size());
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string s;
-    for (size_t i = 0; i < cols.size(); ++i) {
-      if (i) s += "  ";
-      s += cols[i].right ? fmt::format("{:>{}}", cells[i], width[i])
-                         : fmt::format("{:<{}}", cells[i], width[i]);
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s + "\n";
-  };
-  std::vector<std::string> headers;
-  for (const auto& c : cols) headers.push_back(c.header);
-  std::string out = line(headers);
-  for (const auto& r : rows) out += line(r);
-  return out;
+  return table.render();
 }
 
 void TableReporter::sweep_finished(const Run& run) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cell_label.h"
 #include "stats/gate_cell.h"
 
 namespace pg::stats {
@@ -40,8 +41,7 @@ AutoMinEffect auto_min_effect(const std::map<CellKey, std::vector<HistoryRun>>& 
     if (sd >= out.run_sd) {
       out.run_sd = sd;
       out.df = df;
-      worst_cell = key.model + " " + key.dtype + " B=" + std::to_string(key.batch_size) +
-                   " P=" + std::to_string(key.seq_len);
+      worst_cell = cell_label(key);
     }
   }
   if (cells_used == 0) {

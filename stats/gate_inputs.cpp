@@ -4,6 +4,8 @@
 #include <numeric>
 #include <set>
 
+#include "core/metrics.h"
+
 namespace pg::stats {
 namespace {
 
@@ -34,11 +36,10 @@ std::vector<double> repetition_tpot(const CellResult& cell, int* unusable) {
         if (unusable) ++*unusable;
         continue;
       }
-      const double denom = cell.key.gen_tokens > 1 ? static_cast<double>(cell.key.gen_tokens - 1)
-                                                   : static_cast<double>(steps.size());
-      const double t = std::accumulate(steps.begin(), steps.end(), 0.0) / denom;
-      if (usable(t))
-        out.push_back(t);
+      const auto t = repetition_tpot_ms(cell.key, std::accumulate(steps.begin(), steps.end(), 0.0),
+                                        static_cast<int>(steps.size()));
+      if (t && usable(*t))
+        out.push_back(*t);
       else if (unusable)
         ++*unusable;
     }

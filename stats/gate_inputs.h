@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/run.h"
 #include "stats/two_level.h"
-#include "store/types.h"
 
 namespace pg::stats {
 

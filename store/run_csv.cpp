@@ -4,6 +4,9 @@
 #include <charconv>
 #include <set>
 
+#include "core/cell_key_io.h"
+#include "core/metrics.h"
+
 namespace pg {
 namespace {
 
@@ -14,13 +17,15 @@ const std::vector<std::string>& env_columns() {
   return e;
 }
 
-std::string number(double v) {
+}  // namespace
+
+std::string csv_number(double v) {
   char buf[64];
   auto res = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, res.ptr);
 }
 
-std::string join_row(const std::vector<std::string>& fields) {
+std::string csv_row(const std::vector<std::string>& fields) {
   std::string line;
   for (size_t i = 0; i < fields.size(); ++i) {
     if (i) line += ',';
@@ -29,8 +34,6 @@ std::string join_row(const std::vector<std::string>& fields) {
   line += "\r\n";
   return line;
 }
-
-}  // namespace
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\r\n") == std::string::npos &&
@@ -56,10 +59,10 @@ std::vector<std::string> csv_metric_columns(const std::vector<Run>& runs) {
 }
 
 std::vector<std::string> csv_header(const std::vector<Run>& runs) {
-  std::vector<std::string> h = {"run_id",     "run_status", "started_at", "commit",      "branch",
-                                "dirty",      "model",      "dtype",      "batch_size",  "seq_len",
-                                "gen_tokens", "kv_cache",   "attention",  "cuda_graphs", "device",
-                                "status",     "reason"};
+  std::vector<std::string> h = {"run_id", "run_status", "started_at", "commit", "branch", "dirty"};
+  for (const auto& k : cell_key_csv_header()) h.push_back(k);
+  h.push_back("status");
+  h.push_back("reason");
   for (const auto& m : csv_metric_columns(runs)) h.push_back(m);
   for (const auto& e : env_columns()) h.push_back("env_" + e);
   return h;
@@ -67,37 +70,25 @@ std::vector<std::string> csv_header(const std::vector<Run>& runs) {
 
 std::string runs_to_csv(const std::vector<Run>& runs) {
   const auto metrics = csv_metric_columns(runs);
-  std::string out = join_row(csv_header(runs));
+  std::string out = csv_row(csv_header(runs));
   auto tf = [](bool b) { return std::string(b ? "true" : "false"); };
   for (const auto& r : runs) {
     for (const auto& c : r.cells) {
-      const auto& k = c.key;
-      std::vector<std::string> row = {std::to_string(r.id),
-                                      to_string(r.status),
-                                      r.started_at,
-                                      r.git.commit.value_or(""),
-                                      r.git.branch.value_or(""),
-                                      tf(r.git.dirty),
-                                      k.model,
-                                      k.dtype,
-                                      std::to_string(k.batch_size),
-                                      std::to_string(k.seq_len),
-                                      std::to_string(k.gen_tokens),
-                                      tf(k.kv_cache),
-                                      k.attention,
-                                      tf(k.cuda_graphs),
-                                      k.device,
-                                      to_string(c.status),
-                                      c.reason.value_or("")};
+      std::vector<std::string> row = {
+          std::to_string(r.id),      to_string(r.status),       r.started_at,
+          r.git.commit.value_or(""), r.git.branch.value_or(""), tf(r.git.dirty)};
+      for (auto& v : cell_key_csv_values(c.key)) row.push_back(std::move(v));
+      row.push_back(to_string(c.status));
+      row.push_back(c.reason.value_or(""));
       for (const auto& m : metrics) {
         auto it = c.metrics.find(m);
-        row.push_back(it == c.metrics.end() ? "" : number(it->second));
+        row.push_back(it == c.metrics.end() ? "" : csv_number(it->second));
       }
       for (const auto& e : env_columns()) {
         auto it = r.env.find(e);
         row.push_back(it == r.env.end() ? "" : it->second);
       }
-      out += join_row(row);
+      out += csv_row(row);
     }
   }
   return out;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "store/types.h"
+#include "core/run.h"
 
 namespace pg {
 
@@ -13,6 +13,8 @@ namespace pg {
 std::vector<std::string> csv_metric_columns(const std::vector<Run>& runs);
 std::vector<std::string> csv_header(const std::vector<Run>& runs);
 std::string runs_to_csv(const std::vector<Run>& runs);
-std::string csv_field(const std::string& s);  // quoted only when it must be
+std::string csv_field(const std::string& s);                  // quoted only when it must be
+std::string csv_row(const std::vector<std::string>& fields);  // quoted fields, CRLF at the end
+std::string csv_number(double v);                             // shortest round-trip form
 
 }  // namespace pg

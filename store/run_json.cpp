@@ -1,9 +1,11 @@
 #include "store/run_json.h"
 
-#include <climits>
 #include <cmath>
 
 #include "common/errors.h"
+#include "common/utf8.h"
+#include "core/cell_key_io.h"
+#include "core/environment_json.h"
 #include "store/validate.h"
 
 namespace pg {
@@ -11,60 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-// Replaces every byte that does not start a well-formed UTF-8 sequence with U+FFFD.
-std::string valid_utf8(const std::string& s) {
-  auto seq_len = [&](size_t i) -> size_t {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = 0;
-    uint32_t min = 0;
-    if (c < 0x80) return 1;
-    if ((c & 0xE0) == 0xC0)
-      n = 2, min = 0x80;
-    else if ((c & 0xF0) == 0xE0)
-      n = 3, min = 0x800;
-    else if ((c & 0xF8) == 0xF0)
-      n = 4, min = 0x10000;
-    else
-      return 0;
-    if (i + n > s.size()) return 0;
-    uint32_t cp = c & (0x7F >> n);
-    for (size_t k = 1; k < n; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return 0;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return n;
-  };
-  std::string out;
-  bool repaired = false;
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = seq_len(i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      repaired = true;
-      ++i;
-    } else {
-      out.append(s, i, n);
-      i += n;
-    }
-  }
-  return repaired ? out : s;
-}
-
 json opt_str(const std::optional<std::string>& v) { return v ? json(valid_utf8(*v)) : json(); }
-
-json key_to_json(const CellKey& k) {
-  return {{"model", valid_utf8(k.model)},
-          {"dtype", k.dtype},
-          {"batch_size", k.batch_size},
-          {"seq_len", k.seq_len},
-          {"gen_tokens", k.gen_tokens},
-          {"kv_cache", k.kv_cache},
-          {"attention", k.attention},
-          {"cuda_graphs", k.cuda_graphs},
-          {"device", k.device}};
-}
 
 // ---- parsing, with a JSON-pointer path in every message
 
@@ -103,13 +52,6 @@ struct Parser {
     if (!j.is_boolean()) bad(ptr, std::string("expected true or false, got ") + j.type_name());
     return j.get<bool>();
   }
-  int integer(const json& j, const std::string& ptr) const {
-    if (!j.is_number_integer()) bad(ptr, std::string("expected an integer, got ") + j.type_name());
-    if (j.is_number_unsigned() ? j.get<uint64_t>() > INT_MAX
-                               : (j.get<int64_t>() > INT_MAX || j.get<int64_t>() < INT_MIN))
-      bad(ptr, "integer out of range");
-    return j.get<int>();
-  }
   double number(const json& j, const std::string& ptr) const {
     if (!j.is_number()) bad(ptr, std::string("expected a number, got ") + j.type_name());
     const double v = j.get<double>();
@@ -126,18 +68,11 @@ struct Parser {
   }
 
   CellKey key(const json& j, const std::string& ptr) const {
-    object(j, ptr);
-    CellKey k;
-    k.model = str(field(j, "model", ptr), ptr + "/model");
-    k.dtype = str(field(j, "dtype", ptr), ptr + "/dtype");
-    k.batch_size = integer(field(j, "batch_size", ptr), ptr + "/batch_size");
-    k.seq_len = integer(field(j, "seq_len", ptr), ptr + "/seq_len");
-    k.gen_tokens = integer(field(j, "gen_tokens", ptr), ptr + "/gen_tokens");
-    k.kv_cache = boolean(field(j, "kv_cache", ptr), ptr + "/kv_cache");
-    k.attention = str(field(j, "attention", ptr), ptr + "/attention");
-    k.cuda_graphs = boolean(field(j, "cuda_graphs", ptr), ptr + "/cuda_graphs");
-    k.device = str(field(j, "device", ptr), ptr + "/device");
-    return k;
+    try {
+      return cell_key_from_json(j, ptr);
+    } catch (const UsageError& e) {
+      throw UsageError(source + ": " + e.what());
+    }
   }
 
   CellResult cell(const json& j, const std::string& ptr) const {
@@ -226,7 +161,7 @@ json run_to_json(const Run& run, bool with_samples) {
   for (const auto& c : run.cells) {
     json metrics = json::object();
     for (const auto& [name, value] : c.metrics) metrics[valid_utf8(name)] = value;
-    json cell = {{"key", key_to_json(c.key)},
+    json cell = {{"key", cell_key_to_json(c.key)},
                  {"status", to_string(c.status)},
                  {"reason", opt_str(c.reason)},
                  {"metrics", metrics}};
@@ -234,8 +169,7 @@ json run_to_json(const Run& run, bool with_samples) {
       cell["samples"] = {{"prefill_ms", c.samples.prefill_ms}, {"decode_ms", c.samples.decode_ms}};
     cells.push_back(std::move(cell));
   }
-  json env = json::object();
-  for (const auto& [k, v] : run.env) env[valid_utf8(k)] = valid_utf8(v);
+  const json env = environment_to_json(run.env);
   json config = json::parse(run.config_json, nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded()) config = valid_utf8(run.config_json);
   const auto& g = run.git;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "store/types.h"
+#include "core/run.h"
 
 namespace pg {
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
+#include "core/cell_key_io.h"
 #include "store/store_internal.h"
 
 namespace pg::detail {
@@ -51,46 +52,55 @@ int64_t ensure_environment(sqlite3* db, const Environment& env) {
   return sel.int64(0);
 }
 
-void bind_key(sql::Stmt& s, int i, const CellKey& k) {
-  s.bind(i, k.model)
-      .bind(i + 1, k.dtype)
-      .bind(i + 2, k.batch_size)
-      .bind(i + 3, k.seq_len)
-      .bind(i + 4, k.gen_tokens)
-      .bind(i + 5, k.kv_cache)
-      .bind(i + 6, k.attention)
-      .bind(i + 7, k.cuda_graphs)
-      .bind(i + 8, k.device);
+void bind_key(sql::Stmt& s, int first, const CellKey& k) {
+  int i = first;
+  for (const KeyField& f : kKeyFields) {
+    switch (f.kind) {
+      case KeyFieldKind::text:
+        s.bind(i++, k.*f.text);
+        break;
+      case KeyFieldKind::integer:
+        s.bind(i++, k.*f.integer);
+        break;
+      case KeyFieldKind::flag:
+        s.bind(i++, k.*f.flag);
+        break;
+    }
+  }
 }
 
-CellKey read_key(const sql::Stmt& s, int i) {
+CellKey read_key(const sql::Stmt& s, int first) {
   CellKey k;
-  k.model = s.text(i);
-  k.dtype = s.text(i + 1);
-  k.batch_size = s.integer(i + 2);
-  k.seq_len = s.integer(i + 3);
-  k.gen_tokens = s.integer(i + 4);
-  k.kv_cache = s.int64(i + 5) != 0;
-  k.attention = s.text(i + 6);
-  k.cuda_graphs = s.int64(i + 7) != 0;
-  k.device = s.text(i + 8);
+  int i = first;
+  for (const KeyField& f : kKeyFields) {
+    switch (f.kind) {
+      case KeyFieldKind::text:
+        k.*f.text = s.text(i++);
+        break;
+      case KeyFieldKind::integer:
+        k.*f.integer = s.integer(i++);
+        break;
+      case KeyFieldKind::flag:
+        k.*f.flag = s.int64(i++) != 0;
+        break;
+    }
+  }
   return k;
 }
 
 int64_t ensure_series(sqlite3* db, const CellKey& key, const std::string& comparable_env) {
-  static constexpr const char* kKeyMatch =
-      "model = ?1 AND dtype = ?2 AND batch_size = ?3 AND seq_len = ?4 AND gen_tokens = ?5 AND "
-      "kv_cache = ?6 AND attention = ?7 AND cuda_graphs = ?8 AND device = ?9 AND "
-      "comparable_env = ?10";
-  sql::Stmt ins(db,
-                "INSERT INTO series(model, dtype, batch_size, seq_len, gen_tokens, kv_cache, "
-                "attention, cuda_graphs, device, comparable_env) "
-                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING");
+  static const std::string env_param = std::to_string(1 + kKeyParams);
+  static const std::string insert = "INSERT INTO series(" + cell_key_sql_columns() +
+                                    ", comparable_env) VALUES(" + cell_key_sql_placeholders(1) +
+                                    ", ?" + env_param + ") ON CONFLICT DO NOTHING";
+  static const std::string select = "SELECT id FROM series WHERE " + cell_key_sql_match(1) +
+                                    " AND comparable_env = ?" + env_param;
+  sql::Stmt ins(db, insert);
   bind_key(ins, 1, key);
-  ins.bind(10, comparable_env).run();
-  sql::Stmt sel(db, std::string("SELECT id FROM series WHERE ") + kKeyMatch);
+  ins.bind(1 + kKeyParams, comparable_env).run();
+  sql::Stmt sel(db, select);
   bind_key(sel, 1, key);
-  sel.bind(10, comparable_env);
+  sel.bind(1 + kKeyParams, comparable_env);
   if (!sel.step()) sql::fail(db, "series row vanished");
   return sel.int64(0);
 }
@@ -99,12 +109,9 @@ std::string content_canonical(const Run& run) {
   using nlohmann::json;
   json cells = json::array();
   for (const auto& c : run.cells) {
-    const auto& k = c.key;
     json metrics = json::object();
     for (const auto& [n, v] : c.metrics) metrics[n] = v;
-    cells.push_back({{"key",
-                      {k.model, k.dtype, k.batch_size, k.seq_len, k.gen_tokens, k.kv_cache,
-                       k.attention, k.cuda_graphs, k.device}},
+    cells.push_back({{"key", cell_key_values_json(c.key)},
                      {"status", to_string(c.status)},
                      {"reason", c.reason ? json(*c.reason) : json(nullptr)},
                      {"metrics", metrics},

@@ -47,7 +47,9 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
 std::string content_canonical(const Run& run);
 std::string content_hash(const std::string& canonical);
 
-void bind_key(sql::Stmt& s, int first, const CellKey& k);  // 9 parameters from `first`
-CellKey read_key(const sql::Stmt& s, int first);           // 9 columns from `first`
+// The key's columns in core/cell_key.h's field order (core/cell_key_io.h writes the SQL text).
+inline constexpr int kKeyParams = static_cast<int>(kKeyFields.size());
+void bind_key(sql::Stmt& s, int first, const CellKey& k);  // kKeyParams parameters from `first`
+CellKey read_key(const sql::Stmt& s, int first);           // kKeyParams columns from `first`
 
 }  // namespace pg::detail

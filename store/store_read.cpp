@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "common/errors.h"
+#include "core/cell_key_io.h"
 #include "store/store_internal.h"
 
 namespace pg {
@@ -79,18 +80,16 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
   }
   std::unordered_map<int64_t, CellResult*> cell_by_id;
   {
-    sql::Stmt s(db,
-                "SELECT c.id, c.run_id, c.model, c.dtype, c.batch_size, c.seq_len, c.gen_tokens, "
-                "c.kv_cache, c.attention, c.cuda_graphs, c.device, c.status, c.reason "
-                "FROM cells c JOIN runs r ON r.id = c.run_id" +
-                    where + " ORDER BY c.run_id, c.ordinal");
+    sql::Stmt s(db, "SELECT c.id, c.run_id, " + cell_key_sql_columns("c.") +
+                        ", c.status, c.reason FROM cells c JOIN runs r ON r.id = c.run_id" + where +
+                        " ORDER BY c.run_id, c.ordinal");
     bind_param(s, sel, param);
     std::vector<std::pair<int64_t, int64_t>> order;  // (cell id, run id), in cell order
     while (s.step()) {
       CellResult c;
       c.key = read_key(s, 2);
-      c.status = cell_status_from_string(s.text(11));
-      c.reason = s.opt_text(12);
+      c.status = cell_status_from_string(s.text(2 + kKeyParams));
+      c.reason = s.opt_text(3 + kKeyParams);
       auto& cells = runs[run_index.at(s.int64(1))].cells;
       cells.push_back(std::move(c));
       order.emplace_back(s.int64(0), s.int64(1));

@@ -1,46 +1,50 @@
 // Series: one sweep-cell key on one comparable environment, created on first use by a cell.
 #include <unordered_map>
 
+#include "core/cell_key_io.h"
+#include "core/metrics.h"
 #include "store/store_internal.h"
 
 namespace pg {
 namespace {
 
-constexpr const char* kSeriesColumns =
-    "SELECT id, model, dtype, batch_size, seq_len, gen_tokens, kv_cache, attention, cuda_graphs, "
-    "device, comparable_env FROM series";
+const std::string& series_columns() {
+  static const std::string q =
+      "SELECT id, " + cell_key_sql_columns() + ", comparable_env FROM series";
+  return q;
+}
 
 SeriesInfo read_series(const sql::Stmt& s) {
   SeriesInfo info;
   info.id = s.int64(0);
   info.key = detail::read_key(s, 1);
-  info.env = detail::env_from_json(s.text(10));
+  info.env = detail::env_from_json(s.text(1 + detail::kKeyParams));
   return info;
 }
 
 }  // namespace
 
 std::vector<SeriesInfo> Store::list_series() {
-  sql::Stmt s(db_, std::string(kSeriesColumns) + " ORDER BY id");
+  sql::Stmt s(db_, series_columns() + " ORDER BY id");
   std::vector<SeriesInfo> out;
   while (s.step()) out.push_back(read_series(s));
   return out;
 }
 
 std::optional<SeriesInfo> Store::get_series(int64_t id) {
-  sql::Stmt s(db_, std::string(kSeriesColumns) + " WHERE id = ?1");
+  sql::Stmt s(db_, series_columns() + " WHERE id = ?1");
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
   return read_series(s);
 }
 
 std::optional<int64_t> Store::find_series(const CellKey& key, const Environment& env) {
-  sql::Stmt s(db_,
-              "SELECT id FROM series WHERE model = ?1 AND dtype = ?2 AND batch_size = ?3 AND "
-              "seq_len = ?4 AND gen_tokens = ?5 AND kv_cache = ?6 AND attention = ?7 AND "
-              "cuda_graphs = ?8 AND device = ?9 AND comparable_env = ?10");
+  constexpr int env_param = 1 + detail::kKeyParams;
+  static const std::string q = "SELECT id FROM series WHERE " + cell_key_sql_match(1) +
+                               " AND comparable_env = ?" + std::to_string(env_param);
+  sql::Stmt s(db_, q);
   detail::bind_key(s, 1, key);
-  s.bind(10, detail::env_comparable_json(env));
+  s.bind(env_param, detail::env_comparable_json(env));
   if (!s.step()) return std::nullopt;
   return s.int64(0);
 }
@@ -49,12 +53,15 @@ std::vector<SeriesSample> Store::series_samples(int64_t series_id, bool with_sam
   sql::Transaction snapshot(db_, /*immediate=*/false);
   std::vector<SeriesSample> out;
   std::unordered_map<int64_t, size_t> index;  // cell id -> position in out
-  std::unordered_map<int64_t, int> decode_steps;
+  std::unordered_map<int64_t, CellKey> keys;  // cell id -> its key
   {
     sql::Stmt s(db_,
                 "SELECT c.id, r.id, r.git_commit, r.git_subject, r.git_time, r.started_at, "
-                "c.status, c.gen_tokens, r.git_branch FROM cells c JOIN runs r ON r.id = c.run_id "
-                "WHERE c.series_id = ?1 ORDER BY r.history_time, r.id, c.ordinal");
+                "c.status, " +
+                    cell_key_sql_columns("c.") +
+                    ", r.git_branch "
+                    "FROM cells c JOIN runs r ON r.id = c.run_id "
+                    "WHERE c.series_id = ?1 ORDER BY r.history_time, r.id, c.ordinal");
     s.bind(1, series_id);
     while (s.step()) {
       SeriesSample p;
@@ -64,9 +71,9 @@ std::vector<SeriesSample> Store::series_samples(int64_t series_id, bool with_sam
       p.commit_time = s.opt_text(4).value_or("");
       p.started_at = s.text(5);
       p.status = cell_status_from_string(s.text(6));
-      p.branch = s.opt_text(8).value_or("");
+      p.branch = s.opt_text(7 + detail::kKeyParams).value_or("");
       index[s.int64(0)] = out.size();
-      decode_steps[s.int64(0)] = s.integer(7) - 1;
+      keys[s.int64(0)] = detail::read_key(s, 7);
       out.push_back(std::move(p));
     }
   }
@@ -78,16 +85,17 @@ std::vector<SeriesSample> Store::series_samples(int64_t series_id, bool with_sam
     while (s.step()) out[index.at(s.int64(0))].metrics[s.text(1)] = s.real(2);
   }
   {
-    sql::Stmt s(db_,
-                "SELECT p.cell_id, p.prefill_ms, p.decode_total_ms FROM repetitions p "
-                "JOIN cells c ON c.id = p.cell_id WHERE c.series_id = ?1 "
-                "ORDER BY c.run_id, c.id, p.rep");
+    sql::Stmt s(
+        db_,
+        "SELECT p.cell_id, p.prefill_ms, p.decode_total_ms, p.decode_steps FROM repetitions p "
+        "JOIN cells c ON c.id = p.cell_id WHERE c.series_id = ?1 "
+        "ORDER BY c.run_id, c.id, p.rep");
     s.bind(1, series_id);
     while (s.step()) {
       auto& p = out[index.at(s.int64(0))];
       p.rep_prefill_ms.push_back(s.real(1));
-      const int steps = decode_steps.at(s.int64(0));
-      if (steps > 0) p.rep_tpot_ms.push_back(s.real(2) / steps);
+      if (auto t = repetition_tpot_ms(keys.at(s.int64(0)), s.real(2), s.integer(3)))
+        p.rep_tpot_ms.push_back(*t);
     }
   }
   if (with_samples) {

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "common/errors.h"
+#include "core/cell_key_io.h"
 #include "store/store_internal.h"
 #include "store/validate.h"
 
@@ -46,10 +47,9 @@ int64_t insert_run_row(sqlite3* db, const Run& run, const std::optional<std::str
 
 CellWriter::CellWriter(sqlite3* db)
     : db_(db),
-      cell_(db,
-            "INSERT INTO cells(run_id, ordinal, series_id, model, dtype, batch_size, seq_len, "
-            "gen_tokens, kv_cache, attention, cuda_graphs, device, status, reason) "
-            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
+      cell_(db, "INSERT INTO cells(run_id, ordinal, series_id, " + cell_key_sql_columns() +
+                    ", status, reason) VALUES(?1, ?2, ?3, " + cell_key_sql_placeholders(4) + ", ?" +
+                    std::to_string(4 + kKeyParams) + ", ?" + std::to_string(5 + kKeyParams) + ")"),
       metric_(db, "INSERT INTO metrics(cell_id, name, value) VALUES(?1, ?2, ?3)"),
       sample_(db, "INSERT INTO samples(cell_id, rep, step, value) VALUES(?1, ?2, ?3, ?4)"),
       rep_(db,
@@ -62,7 +62,7 @@ int64_t CellWriter::write(int64_t run_id, int ordinal, const std::string& compar
   cell_.reset();
   cell_.bind(1, run_id).bind(2, ordinal).bind(3, series_id);
   bind_key(cell_, 4, c.key);
-  cell_.bind(13, to_string(c.status)).bind(14, c.reason);
+  cell_.bind(4 + kKeyParams, to_string(c.status)).bind(5 + kKeyParams, c.reason);
   cell_.run();
   const int64_t cell_id = sqlite3_last_insert_rowid(db_);
   for (const auto& [name, value] : c.metrics) {

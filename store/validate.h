@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "store/types.h"
+#include "core/run.h"
 
 namespace pg {
 

@@ -6,9 +6,11 @@
 #include <set>
 #include <sstream>
 
+#include "core/cell_key_io.h"
+#include "core/cell_label.h"
+#include "core/environment_json.h"
 #include "store/validate.h"
 #include "web/http_util.h"
-#include "web/json_util.h"
 #include "web/triage.h"
 
 namespace pg::web {
@@ -128,8 +130,8 @@ nlohmann::json overview_json(const OverviewModel& m) {
       const size_t n = v->points.size(), from = n > 40 ? n - 40 : 0;
       for (size_t i = from; i < n; ++i) spark.push_back(v->points[i].median);
       series.push_back({{"id", v->info.id},
-                        {"key", key_json(v->info.key)},
-                        {"env", env_json(v->info.env)},
+                        {"key", cell_key_to_json(v->info.key)},
+                        {"env", environment_to_json(v->info.env)},
                         {"latest", series_latest_json(*v)},
                         {"shown_status", shown_status(*v, m)},
                         {"regression_state", m.alert_state.count(v->info.id)
@@ -206,7 +208,7 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
 }
 
 std::string series_name(const SeriesInfo& s) {
-  return s.key.model + " · " + key_label(s.key) + " · " + group_device(s);
+  return s.key.model + " · " + cell_label(s.key, false) + " · " + group_device(s);
 }
 
 std::string env_text(const Environment& env) {
@@ -439,7 +441,7 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     for (const auto& c : v->result.cells)
       v->series_ids.push_back(s.find_series(c.key, head_env).value_or(0));
     std::ostringstream out;
-    JsonReporter{}.report(v->result, v->info, out);
+    GateJsonReporter{}.report(v->result, v->info, out);
     v->json = std::make_shared<const CachedBody>(out.str(), kJsonType);
     return std::shared_ptr<const CompareView>(std::move(v));
   });

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ci/report.h"
+#include "gate/report.h"
 #include "stats/gate.h"
 #include "web/app.h"
 

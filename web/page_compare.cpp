@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <map>
 
+#include "core/cell_label.h"
 #include "web/html.h"
-#include "web/json_util.h"
 #include "web/pages.h"
 
 namespace pg::web {
@@ -113,7 +113,7 @@ std::string answer(const CompareView& v, const CommitCatalog& catalog) {
   h += std::to_string(regressed) + " of " + std::to_string(r.cells.size()) + " cell" +
        (r.cells.size() == 1 ? "" : "s") + " regressed";
   if (worst)
-    h += "; worst <b>" + html_escape(worst->key.model + " · " + key_label(worst->key)) +
+    h += "; worst <b>" + html_escape(worst->key.model + " · " + cell_label(worst->key, false)) +
          "</b> <span class=\"change regression\">" + pct(*worst->ratio - 1.0) + "</span>";
   h += "</span></div><p class=\"muted small\">";
   bool first = true;
@@ -186,7 +186,7 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
     const CellComparison& c = r.cells[i];
     const CellKey& k = c.key;
     const int64_t sid = i < v.series_ids.size() ? v.series_ids[i] : 0;
-    const std::string label = html_escape(k.model + " · " + key_label(k));
+    const std::string label = html_escape(k.model + " · " + cell_label(k, false));
     h += "<tr><td class=\"cellname\" data-v=\"" + label + "\">" +
          (sid ? "<a href=\"/series/" + std::to_string(sid) + "\" title=\"trend of this cell\">" +
                     label + "</a>"

@@ -1,7 +1,7 @@
 #include <cstdio>
 
+#include "core/cell_label.h"
 #include "web/html.h"
-#include "web/json_util.h"
 #include "web/pages.h"
 
 namespace pg::web {
@@ -103,7 +103,7 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
            "value=\"" +
            id + "\" aria-label=\"overlay series " + id + "\"></td>";
       h += "<td class=\"cellname\"><a href=\"/series/" + id + "\">" +
-           html_escape(key_label(v->info.key)) + "</a></td>";
+           html_escape(cell_label(v->info.key, false)) + "</a></td>";
       if (v->points.empty()) {
         h += "<td class=\"num\">–</td>";
       } else {

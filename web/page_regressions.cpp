@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/cell_label.h"
 #include "web/html.h"
-#include "web/json_util.h"
 #include "web/pages.h"
 #include "web/triage.h"
 

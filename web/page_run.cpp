@@ -3,9 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/descriptive.h"
+#include "core/cell_label.h"
 #include "web/html.h"
 #include "web/json_limits.h"
-#include "web/json_util.h"
 #include "web/pages.h"
 
 namespace pg::web {
@@ -111,8 +111,8 @@ std::string render_run_page(const Run& run, const std::vector<int64_t>& series_i
   for (size_t i = 0; i < run.cells.size(); ++i) {
     const CellResult& c = run.cells[i];
     const CellKey& k = c.key;
-    h += "<tr><td>" + html_escape(k.model) + "</td><td>" + html_escape(key_label(k)) + "</td><td>" +
-         html_escape(k.device) + "</td>";
+    h += "<tr><td>" + html_escape(k.model) + "</td><td>" + html_escape(cell_label(k, false)) +
+         "</td><td>" + html_escape(k.device) + "</td>";
     const std::string st = to_string(c.status);
     h += "<td><span class=\"badge " + std::string(st == "ok" ? "steady" : "inconclusive") +
          "\" title=\"" + html_escape(c.reason.value_or("")) + "\">" + html_escape(st) + "</span>" +

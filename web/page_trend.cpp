@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/cell_label.h"
 #include "web/html.h"
-#include "web/json_util.h"
 #include "web/pages.h"
 
 namespace pg::web {

@@ -1,7 +1,9 @@
 // JSON twins of the pages, plus health. Views are cached per data generation; see cache.h.
 #include "common/version.h"
+#include "core/cell_key_io.h"
+#include "core/cell_label.h"
+#include "core/environment_json.h"
 #include "web/http_util.h"
-#include "web/json_util.h"
 #include "web/models.h"
 #include "web/routes.h"
 
@@ -53,8 +55,8 @@ void register_api_routes(httplib::Server& http, App& app) {
                nlohmann::json list = nlohmann::json::array();
                for (const auto& v : app.all_views(gen))
                  list.push_back({{"id", v->info.id},
-                                 {"key", key_json(v->info.key)},
-                                 {"env", env_json(v->info.env)},
+                                 {"key", cell_key_to_json(v->info.key)},
+                                 {"env", environment_to_json(v->info.env)},
                                  {"latest", series_latest_json(*v)}});
                return nlohmann::json{{"series", list}};
              });

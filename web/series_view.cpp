@@ -6,19 +6,28 @@
 #include <set>
 
 #include "common/descriptive.h"
+#include "core/cell_key_io.h"
+#include "core/cell_label.h"
+#include "core/environment_json.h"
+#include "core/metrics.h"
 #include "stats/changepoint.h"
 #include "stats/gate.h"
-#include "web/json_util.h"
 
 namespace pg::web {
 
 const std::vector<MetricInfo>& all_metrics() {
-  static const std::vector<MetricInfo> m = {
-      {Metric::tpot_ms, "tpot_ms", "time per output token", "ms", true},
-      {Metric::prefill_ms, "prefill_ms", "prefill (time to first token)", "ms", true},
-      {Metric::decode_tok_s, "decode_tok_s", "decode throughput", "tok/s", false},
-      {Metric::peak_alloc_bytes, "peak_alloc_bytes", "peak memory", "bytes", true},
-  };
+  // Name, label, unit and direction come from core/metrics.h's table.
+  static const std::vector<MetricInfo> m = [] {
+    std::vector<MetricInfo> out;
+    for (auto [metric, name] : {std::pair{Metric::tpot_ms, "tpot_ms"},
+                                {Metric::prefill_ms, "prefill_ms"},
+                                {Metric::decode_tok_s, "decode_tok_s"},
+                                {Metric::peak_alloc_bytes, "peak_alloc_bytes"}}) {
+      const MetricDef& d = *find_metric(name);
+      out.push_back({metric, d.name, d.label, d.unit, d.better == Better::lower});
+    }
+    return out;
+  }();
   return m;
 }
 
@@ -254,8 +263,8 @@ nlohmann::json series_view_json(const SeriesView& v) {
   const MetricInfo& mi = metric_info(v.metric);
   nlohmann::json j;
   j["id"] = v.info.id;
-  j["key"] = key_json(v.info.key);
-  j["env"] = env_json(v.info.env);
+  j["key"] = cell_key_to_json(v.info.key);
+  j["env"] = environment_to_json(v.info.env);
   j["metric"] = mi.name;
   j["unit"] = mi.unit;
   j["higher_is_worse"] = mi.higher_is_worse;

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <tuple>
 
-#include "web/json_util.h"
+#include "core/cell_key_io.h"
+#include "core/cell_label.h"
+#include "core/environment_json.h"
 #include "web/models.h"
 
 namespace pg::web {
@@ -74,8 +76,8 @@ nlohmann::json regressions_json(const RegressionsModel& m) {
     list.push_back(
         {{"series_id", a.view->info.id},
          {"series", series_name(a.view->info)},
-         {"key", key_json(a.view->info.key)},
-         {"env", env_json(a.view->info.env)},
+         {"key", cell_key_to_json(a.view->info.key)},
+         {"env", environment_to_json(a.view->info.env)},
          {"metric", metric_info(a.view->metric).name},
          {"commit", a.commit},
          {"parent", a.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.parent)},

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "store/types.h"
+#include "core/run.h"
 
 namespace pg::exec {
 

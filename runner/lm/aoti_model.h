@@ -9,10 +9,10 @@
 #include <optional>
 #include <string>
 
+#include "core/run.h"
 #include "runner/lm/artifact.h"
 #include "runner/lm/cost_model.h"
 #include "runner/lm/timing.h"
-#include "store/types.h"
 
 namespace torch::inductor {
 class AOTIModelPackageLoader;

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/run.h"
 #include "runner/lm/presets.h"
-#include "store/types.h"
 
 namespace pg::lm {
 

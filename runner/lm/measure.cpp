@@ -37,6 +37,9 @@ namespace {
 
 using namespace lm;
 
+// Messages name the run's settings (docs/RUN.md); the CLI spells them as its flags.
+std::string setting(const char* name) { return SettingError::setting(name); }
+
 int64_t max_rss_bytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -218,8 +221,8 @@ CellRunner::~CellRunner() = default;
 
 CellResult CellRunner::run(const CellKey& key, const MeasureOptions& opt) {
   check_cell_supported(key);
-  if (opt.reps < 1) throw UsageError("--reps must be at least 1");
-  if (opt.warmup < 0) throw UsageError("--warmup must not be negative");
+  if (opt.reps < 1) throw SettingError(setting("reps") + " must be at least 1");
+  if (opt.warmup < 0) throw SettingError(setting("warmup") + " must not be negative");
   CellResult r;
   r.key = key;
   auto fail = [&](CellStatus status, const std::string& reason) {
@@ -251,12 +254,14 @@ CellResult CellRunner::run(const CellKey& key, const MeasureOptions& opt) {
 void check_cell_supported(const CellKey& key) {
   if (is_aoti_model(key.model)) {
     const Artifact* a = find_artifact(key.model);
-    if (!a) throw UsageError("--model " + key.model + ": package not resolved (internal)");
+    if (!a)
+      throw SettingError(setting("model") + " " + key.model + ": package not resolved (internal)");
     parse_dtype(key.dtype);
     check_aoti_cell(key, a->file_for_batch(key.batch_size));
     const auto device = parse_device(key.device);
     if (key.cuda_graphs && !device.is_cuda())
-      throw UsageError("--cuda-graphs on needs --device cuda (got --device " + key.device + ")");
+      throw SettingError(setting("cuda-graphs") + " on needs " + setting("device") + " cuda (got " +
+                         setting("device") + " " + key.device + ")");
     if (device.is_cpu()) cpu_threads();
     timing_mode();
     return;
@@ -265,25 +270,30 @@ void check_cell_supported(const CellKey& key) {
   parse_dtype(key.dtype);
   const auto attention = parse_attention(key.attention);
   if (attention == AttentionKind::sdpa && !sdpa_available())
-    throw UsageError("--attention sdpa: LibTorch " TORCH_VERSION
-                     " has no scaled_dot_product_attention (it came with 2.0); use math");
+    throw SettingError(setting("attention") +
+                       " sdpa: LibTorch " TORCH_VERSION
+                       " has no scaled_dot_product_attention (it came with 2.0); use math");
   if (key.cuda_graphs && !key.kv_cache)
-    throw UsageError(
-        "--cuda-graphs on needs --kv-cache on (the graph decodes into the static "
-        "KV cache)");
+    throw SettingError(setting("cuda-graphs") + " on needs " + setting("kv-cache") +
+                       " on (the graph decodes into the static KV cache)");
   if (key.batch_size < 1)
-    throw UsageError("--batch-sizes: " + std::to_string(key.batch_size) + " is not positive");
+    throw SettingError(setting("batch-sizes") + ": " + std::to_string(key.batch_size) +
+                       " is not positive");
   if (key.seq_len < 1)
-    throw UsageError("--seq-lens: " + std::to_string(key.seq_len) + " is not positive");
+    throw SettingError(setting("seq-lens") + ": " + std::to_string(key.seq_len) +
+                       " is not positive");
   if (key.gen_tokens < 1)
-    throw UsageError("--gen-tokens: " + std::to_string(key.gen_tokens) + " is not positive");
+    throw SettingError(setting("gen-tokens") + ": " + std::to_string(key.gen_tokens) +
+                       " is not positive");
   if (int64_t{key.seq_len} + key.gen_tokens > cfg.context)
-    throw UsageError("--seq-lens " + std::to_string(key.seq_len) + " plus --gen-tokens " +
-                     std::to_string(key.gen_tokens) + " exceeds the context of model '" +
-                     key.model + "' (" + std::to_string(cfg.context) + " tokens)");
+    throw SettingError(setting("seq-lens") + " " + std::to_string(key.seq_len) + " plus " +
+                       setting("gen-tokens") + " " + std::to_string(key.gen_tokens) +
+                       " exceeds the context of model '" + key.model + "' (" +
+                       std::to_string(cfg.context) + " tokens)");
   const auto device = parse_device(key.device);
   if (key.cuda_graphs && !device.is_cuda())
-    throw UsageError("--cuda-graphs on needs --device cuda (got --device " + key.device + ")");
+    throw SettingError(setting("cuda-graphs") + " on needs " + setting("device") + " cuda (got " +
+                       setting("device") + " " + key.device + ")");
   if (device.is_cpu()) cpu_threads();  // a malformed PERFGATE_CPU_THREADS fails here, early
   timing_mode();                       // likewise PERFGATE_TIMING
   decode_flash_chosen();               // and PERFGATE_DECODE_ATTENTION

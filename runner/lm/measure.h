@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "store/types.h"
+#include "core/run.h"
 
 namespace pg {
 

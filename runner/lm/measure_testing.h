@@ -3,7 +3,7 @@
 #pragma once
 #include <functional>
 
-#include "store/types.h"
+#include "core/run.h"
 
 namespace pg::lm::testing {
 

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "core/metrics.h"
+
 namespace pg::lm {
 namespace {
 
@@ -46,8 +48,7 @@ std::optional<std::string> sanity_failure(const CellSamples& s, int reps, int ge
 std::map<std::string, double> derive_metrics(const CellKey& key, const CellSamples& s,
                                              const CellCost& cost, const PeakFigures& peak) {
   std::map<std::string, double> m;
-  const double B = key.batch_size, P = key.seq_len, G = key.gen_tokens;
-  const double steps = G - 1;
+  const double steps = key.gen_tokens - 1;
   m["weight_bytes"] = cost.weight_bytes;
   m["kv_bytes"] = cost.kv_bytes;
   if (s.prefill_ms.empty()) return m;
@@ -56,18 +57,19 @@ std::map<std::string, double> derive_metrics(const CellKey& key, const CellSampl
   m["prefill_ms"] = prefill;
   if (peak.tflops) m["prefill_mfu"] = cost.prefill_flops / (prefill / 1e3) / (*peak.tflops * 1e12);
 
-  std::vector<double> total_tok_s;
-  for (size_t r = 0; r < s.prefill_ms.size(); ++r)
-    total_tok_s.push_back(B * (P + G) / ((s.prefill_ms[r] + sum(s.decode_ms[r])) / 1e3));
-  m["total_tok_s"] = median(total_tok_s);
-  if (steps < 1) return m;  // one generated token: prefill only, nothing to decode
-
-  std::vector<double> tpot, decode_tok_s, all_steps;
-  for (const auto& rep : s.decode_ms) {
-    tpot.push_back(sum(rep) / steps);
-    decode_tok_s.push_back(B * steps / (sum(rep) / 1e3));
-    all_steps.insert(all_steps.end(), rep.begin(), rep.end());
+  // Per repetition, by core/metrics.h's one definition of each (the gate and the trend use it too).
+  std::vector<double> total_tok_s, tpot, decode_tok_s, all_steps;
+  for (size_t r = 0; r < s.prefill_ms.size(); ++r) {
+    const RepetitionTotals rep{s.prefill_ms[r], sum(s.decode_ms[r]),
+                               static_cast<int>(s.decode_ms[r].size())};
+    total_tok_s.push_back(*repetition_value(PerRepetition::total_tok_s, key, rep));
+    if (steps < 1) continue;  // one generated token: prefill only, nothing to decode
+    tpot.push_back(*repetition_value(PerRepetition::tpot_ms, key, rep));
+    decode_tok_s.push_back(*repetition_value(PerRepetition::decode_tok_s, key, rep));
+    all_steps.insert(all_steps.end(), s.decode_ms[r].begin(), s.decode_ms[r].end());
   }
+  m["total_tok_s"] = median(total_tok_s);
+  if (steps < 1) return m;
   const double tpot_ms = median(tpot);
   m["tpot_ms"] = tpot_ms;
   m["itl_p50_ms"] = quantile(all_steps, 0.50);

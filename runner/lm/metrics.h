@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "common/descriptive.h"  // median and quantile, used with these metrics
+#include "core/run.h"
 #include "runner/lm/cost_model.h"
-#include "store/types.h"
 
 namespace pg::lm {
 

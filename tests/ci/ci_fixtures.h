@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "store/types.h"
+#include "core/run.h"
 #include "tests/common/temp_dir.h"
 
 namespace pg::test {

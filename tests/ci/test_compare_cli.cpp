@@ -86,6 +86,23 @@ TEST_F(CompareCli, DefaultTableFormatPrintsTheCellsAndTheVerdict) {
   EXPECT_EQ(r.out.find('\033'), std::string::npos) << "no colour into a pipe";
 }
 
+TEST_F(CompareCli, CsvFormatHasOneRowPerCellAndTheSameExitCode) {
+  store_runs(base, 1, 1.0, 20);
+  store_runs(head, 1, 1.3, 21);
+  auto r = compare({"--base", base, "--head", head, "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::vector<std::string> rows;
+  while (std::getline(lines, line)) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 1 + keys.size()) << r.out;
+  EXPECT_EQ(rows[0].rfind("base,head,model,dtype,batch_size,seq_len,", 0), 0u) << rows[0];
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].rfind(base + "," + head + ",tiny,fp32,", 0), 0u) << rows[i];
+    EXPECT_NE(rows[i].find(",tpot_ms,regression,"), std::string::npos) << rows[i];
+  }
+}
+
 TEST_F(CompareCli, SlowerHeadIsARegressionWithPooledCounts) {
   store_runs(base, 2, 1.0, 3);
   store_runs(head, 3, 1.2, 4);

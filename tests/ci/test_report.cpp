@@ -6,9 +6,10 @@
 #include <set>
 #include <sstream>
 
-#include "ci/gate_json.h"
-#include "ci/report.h"
 #include "ci_fixtures.h"
+#include "common/errors.h"
+#include "gate/gate_json.h"
+#include "gate/report.h"
 
 namespace pg {
 namespace {
@@ -263,7 +264,41 @@ TEST(ReporterFactory, UnknownFormatIsAUsageError) {
   EXPECT_NE(make_reporter("table", false), nullptr);
   EXPECT_NE(make_reporter("markdown", false), nullptr);
   EXPECT_NE(make_reporter("json", false), nullptr);
-  EXPECT_ANY_THROW(make_reporter("xml", false));
+  EXPECT_NE(make_reporter("csv", false), nullptr);
+  try {
+    make_reporter("xml", false);
+    ADD_FAILURE() << "xml was accepted";
+  } catch (const SettingError& e) {  // names the setting; the CLI spells it --format
+    EXPECT_EQ(e.spelled("--").rfind("--format: unknown format 'xml'", 0), 0u) << e.what();
+  }
+}
+
+TEST(CsvReport, OneRowPerCellWithTheKeyColumnsAndTheJsonNumbers) {
+  const GateResult r = regression_result();
+  const std::string csv = render(GateCsvReporter{}, r);
+  std::istringstream lines(csv);
+  std::string header, line;
+  ASSERT_TRUE(std::getline(lines, header));
+  EXPECT_EQ(header.rfind("base,head,model,dtype,batch_size,seq_len,gen_tokens,kv_cache,attention,"
+                         "cuda_graphs,device,metric,verdict,base_median,head_median,ratio,",
+                         0),
+            0u)
+      << header;
+  EXPECT_EQ(header.back(), '\r');  // RFC 4180 line ends, as the export's CSV
+  const nlohmann::json j = gate_to_json(r);
+  size_t rows = 0;
+  while (std::getline(lines, line)) {
+    ASSERT_LT(rows, j["cells"].size());
+    const auto& cell = j["cells"][rows];
+    EXPECT_EQ(line.rfind(kBase + std::string(",") + kHead + "," +
+                             cell["key"]["model"].get<std::string>() + ",",
+                         0),
+              0u)
+        << line;
+    EXPECT_NE(line.find("," + cell["verdict"].get<std::string>() + ","), std::string::npos);
+    ++rows;
+  }
+  EXPECT_EQ(rows, r.cells.size());
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/run.h"
 #include "stats/random.h"
-#include "store/types.h"
 
 namespace pg::test {
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string>
 
-#include "store/types.h"
+#include "core/run.h"
 #include "tests/common/temp_dir.h"
 
 namespace pg {

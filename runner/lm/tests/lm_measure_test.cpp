@@ -38,6 +38,8 @@ class LmMeasure : public ::testing::Test {
 std::string usage_message(const CellKey& key) {
   try {
     check_cell_supported(key);
+  } catch (const SettingError& e) {
+    return e.spelled("--");  // as the CLI prints it
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -144,6 +146,12 @@ TEST_F(LmMeasure, UnsupportedCellsAreUsageErrors) {
   auto key = tiny_key();
   key.cuda_graphs = true;  // a CPU cell: graphs need a GPU
   EXPECT_EQ(usage_message(key), "--cuda-graphs on needs --device cuda (got --device cpu)");
+  try {  // below the CLI the message names the settings, not flags
+    check_cell_supported(key);
+    ADD_FAILURE() << "a CPU cell with CUDA graphs passed the check";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "cuda-graphs on needs device cuda (got device cpu)");
+  }
   EXPECT_THROW(runner.run(key, quick()), UsageError);
   key.kv_cache = false;  // and the static KV cache, on any device
   EXPECT_NE(usage_message(key).find("--cuda-graphs on needs --kv-cache on"), std::string::npos);

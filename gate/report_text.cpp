@@ -1,4 +1,4 @@
-#include "ci/report_text.h"
+#include "gate/report_text.h"
 
 #include "stats/gate_inputs.h"
 

@@ -1,12 +1,12 @@
-#include "ci/report.h"
+#include "gate/report.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <ostream>
 
-#include "ci/gate_json.h"
 #include "common/errors.h"
+#include "gate/gate_json.h"
 
 namespace pg {
 
@@ -14,7 +14,9 @@ std::unique_ptr<GateReporter> make_reporter(const std::string& format, bool colo
   if (format == "table") return std::make_unique<GateTableReporter>(color);
   if (format == "markdown") return std::make_unique<GateMarkdownReporter>();
   if (format == "json") return std::make_unique<GateJsonReporter>();
-  throw UsageError("--format: unknown format '" + format + "' (expected table, markdown or json)");
+  if (format == "csv") return std::make_unique<GateCsvReporter>();
+  throw SettingError(SettingError::setting("format") + ": unknown format '" + format +
+                     "' (expected table, markdown, json or csv)");
 }
 
 bool stdout_wants_color() {

@@ -2,8 +2,8 @@
 
 #include <ostream>
 
-#include "ci/report.h"
-#include "ci/report_text.h"
+#include "gate/report.h"
+#include "gate/report_text.h"
 
 namespace pg {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/cell_label.h"
 #include "stats/gate.h"
-#include "store/cell_label.h"
 
 namespace pg::report_text {
 

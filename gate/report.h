@@ -1,5 +1,7 @@
 // Output formats of the merge gate: one interface, one small class per format (the way Google
-// Benchmark's reporters work). The same GateResult feeds all of them.
+// Benchmark's reporters work). The same GateResult feeds all of them. The classes carry the Gate
+// prefix because runner/ has a pg::TableReporter of its own (two classes of one name would be an
+// ODR violation the linker resolves silently).
 #pragma once
 #include <iosfwd>
 #include <memory>
@@ -47,6 +49,13 @@ class GateJsonReporter : public GateReporter {
   void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
 };
 
+// One row per compared cell (docs/FORMATS.md, "Compare CSV"): the key's columns, the verdict and
+// the numbers of the compare JSON's cells; the gate's overall verdict is the exit code.
+class GateCsvReporter : public GateReporter {
+ public:
+  void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
+};
+
 // GitHub workflow commands: ::error per regression, ::warning per improvement and per cause of
 // an inconclusive verdict. Printed in addition to one of the formats above (--github).
 class GateGithubReporter : public GateReporter {
@@ -54,13 +63,7 @@ class GateGithubReporter : public GateReporter {
   void report(const GateResult& result, const ReportInfo& info, std::ostream& out) const override;
 };
 
-// Earlier spellings, kept for callers written against them (web/). The classes carry the Gate
-// prefix because runner/ has a pg::TableReporter of its own (two classes of one name would be an
-// ODR violation the linker resolves silently).
-using JsonReporter = GateJsonReporter;
-using MarkdownReporter = GateMarkdownReporter;
-
-// "table" | "markdown" | "json"; anything else throws UsageError naming --format.
+// "table" | "markdown" | "json" | "csv"; anything else throws SettingError naming `format`.
 std::unique_ptr<GateReporter> make_reporter(const std::string& format, bool color);
 
 // stdout is a terminal and NO_COLOR (https://no-color.org) is unset or empty.

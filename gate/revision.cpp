@@ -1,4 +1,4 @@
-#include "ci/revision.h"
+#include "gate/revision.h"
 
 #include <git2.h>
 

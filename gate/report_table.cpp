@@ -1,11 +1,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <ostream>
 
-#include "ci/report.h"
-#include "ci/report_text.h"
+#include "common/text_table.h"
+#include "gate/report.h"
+#include "gate/report_text.h"
 
 namespace pg {
 namespace {
@@ -68,40 +68,27 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
   for (const auto& n : info.notes) out << "note: " << n << '\n';
   out << '\n';
 
-  constexpr size_t kCols = 10;
-  using Row = std::array<std::string, kCols>;
-  const Row header = {"verdict",  "cell",  "base ms", "head ms", "change",
-                      "ratio CI", "p adj", "mde",     "base n",  "head n"};
-  constexpr std::array<bool, kCols> right = {false, false, true, true, true,
-                                             false, true,  true, true, true};
-  std::vector<std::pair<Row, CellVerdict>> rows;
+  TextTable table({{"verdict"},
+                   {"cell"},
+                   {"base ms", Align::right},
+                   {"head ms", Align::right},
+                   {"change", Align::right},
+                   {"ratio CI"},
+                   {"p adj", Align::right},
+                   {"mde", Align::right},
+                   {"base n", Align::right},
+                   {"head n", Align::right}});
+  if (color_) table.set_header_style(kBold);
   for (const CellComparison* c : rt::worst_first(r.cells)) {
-    rows.push_back({{to_string(c->verdict), cell_label(c->key), rt::fmt_ms(c->base_median),
-                     rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), rt::fmt_ci(*c),
-                     rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-",
-                     fmt::format("{} ({}r)", c->base_n, c->base_runs),
-                     fmt::format("{} ({}r)", c->head_n, c->head_runs)},
-                    c->verdict});
+    table.add_row({to_string(c->verdict), cell_label(c->key), rt::fmt_ms(c->base_median),
+                   rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), rt::fmt_ci(*c),
+                   rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-",
+                   fmt::format("{} ({}r)", c->base_n, c->base_runs),
+                   fmt::format("{} ({}r)", c->head_n, c->head_runs)},
+                  color_ ? verdict_color(c->verdict) : "");
   }
-  std::array<size_t, kCols> width{};
-  for (size_t i = 0; i < kCols; ++i) width[i] = header[i].size();
-  for (const auto& [row, v] : rows) {
-    for (size_t i = 0; i < kCols; ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  auto line = [&](const Row& row, const char* color) {
-    std::string s;
-    for (size_t i = 0; i < kCols; ++i) {
-      std::string cell = right[i] ? fmt::format("{:>{}}", row[i], width[i])
-                                  : fmt::format("{:<{}}", row[i], width[i]);
-      if (i == 0) cell = paint(cell, color);  // pad first, so escapes never skew the columns
-      s += (i ? "  " : "") + cell;
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    out << s << '\n';
-  };
-  line(header, color_ ? kBold : "");
-  for (const auto& [row, v] : rows) line(row, verdict_color(v));
-  if (rows.empty()) out << "(no cells)\n";
+  out << table.render();
+  if (table.empty()) out << "(no cells)\n";
   out << "n = repetitions pooled (from r runs); change = head/base median of tpot_ms - 1; mde = "
          "smallest slowdown of the cell caught with "
       << fmt::format("{:.0f}", r.options.power * 100) << "% probability\n";

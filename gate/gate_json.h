@@ -3,14 +3,10 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include "core/run.h"
 #include "stats/gate.h"
-#include "store/types.h"
 
 namespace pg {
-
-// {"model", "dtype", "batch_size", "seq_len", "gen_tokens", "kv_cache", "attention",
-//  "cuda_graphs", "device"}
-nlohmann::json cell_key_to_json(const CellKey& key);
 
 // Its keys (base, head, verdict, alpha, min_effect, correction, cells[...]) with null where a
 // number is absent, plus extras: per cell base_n, head_n, base_runs, head_runs, note; at the top

@@ -1,8 +1,10 @@
-#include "ci/gate_json.h"
+#include "gate/gate_json.h"
 
 #include <cmath>
 
-#include "ci/report_text.h"
+#include "core/cell_key_io.h"
+#include "core/environment_json.h"
+#include "gate/report_text.h"
 
 namespace pg {
 namespace {
@@ -10,20 +12,7 @@ nlohmann::json number_or_null(const std::optional<double>& v) {
   if (!v || !std::isfinite(*v)) return nullptr;
   return *v;
 }
-nlohmann::json env_json(const Environment& env) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [k, v] : env) j[k] = v;
-  return j;
-}
 }  // namespace
-
-nlohmann::json cell_key_to_json(const CellKey& k) {
-  return {{"model", k.model},           {"dtype", k.dtype},
-          {"batch_size", k.batch_size}, {"seq_len", k.seq_len},
-          {"gen_tokens", k.gen_tokens}, {"kv_cache", k.kv_cache},
-          {"attention", k.attention},   {"cuda_graphs", k.cuda_graphs},
-          {"device", k.device}};
-}
 
 nlohmann::json gate_to_json(const GateResult& r) {
   nlohmann::json cells = nlohmann::json::array();
@@ -71,7 +60,8 @@ nlohmann::json gate_to_json(const GateResult& r) {
           {"warnings", r.warnings},
           {"base_runs", r.base_runs},
           {"head_runs", r.head_runs},
-          {"env", {{"base", env_json(r.base_env)}, {"head", env_json(r.head_env)}}},
+          {"env",
+           {{"base", environment_to_json(r.base_env)}, {"head", environment_to_json(r.head_env)}}},
           {"mde", number_or_null(r.mde)},
           {"mde_all_cells", number_or_null(r.mde_all_cells)},
           {"power", r.options.power},

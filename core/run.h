@@ -1,0 +1,61 @@
+// The domain types that flow runner -> store -> stats -> web / report: a run, its cells, their raw
+// samples, and what was recorded about the code and the machine. Plain structs: nothing here pulls
+// LibTorch, SQLite or JSON headers, so every layer may include it.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cell_key.h"
+#include "core/status.h"
+
+namespace pg {
+
+// Raw samples, kept exactly as measured (milliseconds).
+struct CellSamples {
+  std::vector<double> prefill_ms;              // one per repetition
+  std::vector<std::vector<double>> decode_ms;  // one list per repetition, one entry per step
+};
+
+struct CellResult {
+  CellKey key;
+  CellStatus status = CellStatus::ok;
+  std::optional<std::string> reason;      // why oom / invalid / error
+  std::map<std::string, double> metrics;  // core/metrics.h name -> value; absent = not applicable
+  CellSamples samples;
+};
+
+// Git state of the code that was measured. Outside a repository, or before the first commit,
+// commit/branch/subject/time are nullopt and `state` says why.
+struct GitInfo {
+  std::string state = "ok";           // "ok" | "not-a-repository" | "no-commit"
+  std::optional<std::string> commit;  // 40 hex
+  std::optional<std::string> branch;  // branch name, or "detached"
+  std::optional<std::string> subject;
+  std::optional<std::string> time;  // commit time, ISO 8601 UTC
+  bool dirty = false;
+  std::string repo_path;
+};
+
+// Flat key -> value fingerprint: device, compute_capability, driver, cuda, cudnn, torch, cpu,
+// threads, hostname, os, compiler, build_type, perfgate.
+using Environment = std::map<std::string, std::string>;
+
+// The fields whose difference makes two runs incomparable (docs/METRICS.md, "Comparability").
+// weights_sha256: the files behind `file:` models (docs/OWN_MODEL_AOTI.md, "Artifact paths").
+const std::vector<std::string>& comparable_env_fields();
+
+struct Run {
+  int64_t id = 0;
+  RunStatus status = RunStatus::incomplete;
+  std::string started_at;   // ISO 8601 UTC
+  std::string finished_at;  // empty while running
+  GitInfo git;
+  Environment env;
+  std::string config_json = "{}";  // the resolved sweep, for reproduction
+  std::vector<CellResult> cells;
+};
+
+}  // namespace pg
