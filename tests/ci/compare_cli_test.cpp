@@ -252,7 +252,7 @@ TEST_F(CompareCli, BadUsageExitsTwoNamingTheFlag) {
     EXPECT_EQ(r.exit_code, 2) << c.mention << ": " << r.out << r.err;
     EXPECT_NE(r.err.find(c.mention), std::string::npos) << c.mention << ": " << r.err;
     // The settings' own names (min_effect, max_looks) are the API's; the CLI says its flags.
-    for (const char* setting : {"min_effect", "max_looks", "alpha must"})
+    for (const char* setting : {"min_effect", "max_looks", "error: alpha", "error: look"})
       EXPECT_EQ(r.err.find(setting), std::string::npos) << c.mention << ": " << r.err;
   }
   auto missing = run_command(
