@@ -59,9 +59,9 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
 
   GateOptions opt = settings.gate;
   if (settings.min_effect_auto) {
-    const stats::AutoMinEffect a = stats::auto_min_effect(
-        min_effect_history(store, c.head_runs, head_sha), settings.min_effect_floor,
-        GateOptions{}.min_effect);
+    const stats::AutoMinEffect a =
+        stats::auto_min_effect(min_effect_history(store, c.head_runs, head_sha),
+                               settings.min_effect_floor, GateOptions{}.min_effect);
     opt.min_effect = a.value;
     opt.min_effect_source = a.reason;
   }

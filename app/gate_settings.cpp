@@ -1,7 +1,7 @@
 #include "app/gate_settings.h"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 namespace pg::app {
 
@@ -12,14 +12,15 @@ SettingError::SettingError(std::string name, std::string what_is_wrong)
 
 const std::vector<std::string>& gate_setting_names() {
   static const std::vector<std::string> names = {
-      "alpha", "min_effect", "min_effect_floor", "power", "require_power", "look", "max_looks",
-      "correction", "seed", "allow_missing_baseline"};
+      "alpha", "min_effect", "min_effect_floor", "power", "require_power",
+      "look",  "max_looks",  "correction",       "seed",  "allow_missing_baseline"};
   return names;
 }
 
 void validate(const GateSettings& s) {
   if (!(s.min_effect_floor >= 0.0 && s.min_effect_floor < 1.0))
-    throw SettingError("min_effect_floor", fmt::format("must be in [0, 1), got {}", s.min_effect_floor));
+    throw SettingError("min_effect_floor",
+                       fmt::format("must be in [0, 1), got {}", s.min_effect_floor));
   try {
     validate_gate_options(s.gate);
   } catch (const GateOptionError& e) {

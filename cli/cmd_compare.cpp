@@ -7,11 +7,11 @@
 #include <memory>
 #include <sstream>
 
+#include "app/compare.h"
 #include "ci/gate_json.h"
 #include "ci/report.h"
 #include "ci/report_text.h"
 #include "ci/revision.h"
-#include "app/compare.h"
 #include "cli/commands.h"
 #include "cli/setting_flags.h"
 #include "common/errors.h"
@@ -118,7 +118,8 @@ void add_compare_command(CLI::App& root, Action& action) {
                 "smallest relative change that counts, >= 0, or 'auto': 3 x the run-to-run sd "
                 "measured in the store's history of these cells, at least --min-effect-floor")
       ->capture_default_str();
-  c->add_option("--min-effect-floor", f->settings.min_effect_floor, "lower bound of --min-effect auto")
+  c->add_option("--min-effect-floor", f->settings.min_effect_floor,
+                "lower bound of --min-effect auto")
       ->capture_default_str();
   c->add_option("--power", f->settings.gate.power,
                 "probability with which the gate must catch a slowdown of --min-effect (the "
@@ -131,9 +132,11 @@ void add_compare_command(CLI::App& root, Action& action) {
                 "sequential testing: this comparison is look K of --max-looks (each at alpha / "
                 "max-looks); JSON sequential.next says whether to measure another round")
       ->capture_default_str();
-  c->add_option("--max-looks", f->settings.gate.max_looks, "sequential testing: the most looks allowed")
+  c->add_option("--max-looks", f->settings.gate.max_looks,
+                "sequential testing: the most looks allowed")
       ->capture_default_str();
-  c->add_option("--correction", f->settings.gate.correction, "multiple-comparison control: holm or bh")
+  c->add_option("--correction", f->settings.gate.correction,
+                "multiple-comparison control: holm or bh")
       ->capture_default_str();
   c->add_option("--format", f->format, "table, markdown or json")->capture_default_str();
   c->add_flag("--github", f->github, "also print GitHub ::error / ::warning workflow commands");

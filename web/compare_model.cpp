@@ -1,8 +1,8 @@
 // The commits page's catalog and the compare view (web/models.h): the gate itself is
 // app::compare, the one `perfgate compare` runs; this adds what the page shows around it.
 #include <algorithm>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <set>
 #include <sstream>
 

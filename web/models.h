@@ -76,7 +76,8 @@ std::string env_text(const Environment& env);
 // Seconds since the epoch of a stored ISO 8601 time; 0 when malformed (sorts first).
 int64_t time_key(const std::string& iso);
 
-// --- commits and compare (web/compare_model.cpp) ------------------------------------------------------------------------
+// --- commits and compare (web/compare_model.cpp)
+// ------------------------------------------------------------------------
 struct CommitEntry {
   std::string sha, subject, time, branch;
   int runs = 0;

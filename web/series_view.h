@@ -56,7 +56,8 @@ struct LastCompare {
 };
 
 // The one rule the chart, the overview and the compare page share: the gate's settings (serve's
-// alpha and min_effect, app/gate_settings.h; the gate's defaults unless given) and the branch drawn.
+// alpha and min_effect, app/gate_settings.h; the gate's defaults unless given) and the branch
+// drawn.
 struct SeriesRules {
   double alpha = GateOptions{}.alpha;
   double min_effect = GateOptions{}.min_effect;

@@ -25,7 +25,6 @@ using namespace std::chrono_literals;
 
 using namespace testlines;
 
-
 // The ProtocolError of feeding `lines` (reps 2, gen_tokens 3), or "" when all were accepted.
 std::string protocol_error(const std::vector<std::string>& lines, int reps = 2) {
   ProtocolReader r(reps, 3);

@@ -213,8 +213,8 @@ TEST_F(Api, CompareUnderUserSettingsIsTheCliVerdict) {
   };
   for (const auto& [base, head] : {std::pair{shas_[7], shas_[8]}, std::pair{shas_[5], shas_[6]}}) {
     for (const Case& c : cases) {
-      std::vector<std::string> argv = {perfgate_bin(), "compare", "--db", db_, "--base", base,
-                                       "--head", head, "--format", "json"};
+      std::vector<std::string> argv = {perfgate_bin(), "compare", "--db", db_,        "--base",
+                                       base,           "--head",  head,   "--format", "json"};
       argv.insert(argv.end(), c.flags.begin(), c.flags.end());
       std::string out;
       const int rc = run_command(argv, &out);
@@ -228,16 +228,19 @@ TEST_F(Api, CompareUnderUserSettingsIsTheCliVerdict) {
     }
   }
   // A large enough min_effect turns the regression into a pass, in both.
-  EXPECT_EQ(get_json("/api/v1/compare?base=" + shas_[7] + "&head=" + shas_[8] + "&min_effect=0.5")
-                ["verdict"],
+  EXPECT_EQ(get_json("/api/v1/compare?base=" + shas_[7] + "&head=" + shas_[8] +
+                     "&min_effect=0.5")["verdict"],
             "pass");
 }
 
 TEST_F(Api, CompareRejectsBadSettingsNamingTheSetting) {
   const std::string q = "/api/v1/compare?base=" + shas_[7] + "&head=" + shas_[8];
-  for (const auto& [param, value] : std::vector<std::pair<std::string, std::string>>{
-           {"min_effect", "-1"}, {"min_effect", "inf"}, {"min_effect", "lots"},
-           {"alpha", "0"}, {"correction", "fdr"}}) {
+  for (const auto& [param, value] :
+       std::vector<std::pair<std::string, std::string>>{{"min_effect", "-1"},
+                                                        {"min_effect", "inf"},
+                                                        {"min_effect", "lots"},
+                                                        {"alpha", "0"},
+                                                        {"correction", "fdr"}}) {
     auto j = get_json(q + "&" + param + "=" + value, 400);
     EXPECT_EQ(j["error"].get<std::string>().rfind(param + " ", 0), 0u) << j.dump();
   }
