@@ -233,6 +233,38 @@ TEST_F(Api, CompareUnderUserSettingsIsTheCliVerdict) {
             "pass");
 }
 
+// serve's gate settings are the badges' and the compare page's: a server told min_effect 0.9 calls
+// nothing regressed, and compares under that rule unless the request says otherwise.
+TEST_F(Api, ServeGateSettingsDriveBadgesAndCompareDefaults) {
+  auto regressed = [](const nlohmann::json& overview) {
+    return overview["status_counts"].value("regressed", 0);
+  };
+  ASSERT_GT(regressed(get_json("/api/v1/overview")), 0) << "the standard history has a regression";
+  web::ServeOptions opt;
+  opt.db_path = db_;
+  opt.gate_settings.gate.min_effect = 0.9;
+  LiveServer lenient(opt);
+  auto c = lenient.client();
+  auto get_lenient = [&](const std::string& target) {
+    auto r = c->Get(target);
+    EXPECT_TRUE(r && r->status == 200) << target;
+    return r ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
+  };
+  EXPECT_EQ(regressed(get_lenient("/api/v1/overview")), 0);
+  auto cmp = get_lenient("/api/v1/compare?base=" + shas_[7] + "&head=" + shas_[8]);
+  EXPECT_EQ(cmp["verdict"], "pass");
+  EXPECT_DOUBLE_EQ(cmp["min_effect"].get<double>(), 0.9);
+  auto strict =
+      get_lenient("/api/v1/compare?base=" + shas_[7] + "&head=" + shas_[8] + "&min_effect=0.05");
+  EXPECT_EQ(strict["verdict"], "regression");
+  auto series = get_lenient("/api/v1/series");
+  ASSERT_FALSE(series["series"].empty());
+  const int64_t id = series["series"][0]["id"];
+  EXPECT_DOUBLE_EQ(
+      get_lenient("/api/v1/series/" + std::to_string(id))["rules"]["min_effect"].get<double>(),
+      0.9);
+}
+
 TEST_F(Api, CompareRejectsBadSettingsNamingTheSetting) {
   const std::string q = "/api/v1/compare?base=" + shas_[7] + "&head=" + shas_[8];
   for (const auto& [param, value] :
