@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
+#include "cli/setting_flags.h"
 #include "common/token_file.h"
 #include "web/server.h"
 
@@ -30,14 +31,13 @@ void add_serve_command(CLI::App& root, Action& action) {
   cmd->add_option("--threads", opt->threads, "worker threads (each holds one SQLite connection)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--alpha", opt->alpha,
+  // Checked by the gate settings' own rules (app/gate_settings.h) when serve starts.
+  cmd->add_option("--alpha", opt->gate_settings.gate.alpha,
                   "the gate's alpha for the chart's flags and badges (use your CI gate's)")
-      ->capture_default_str()
-      ->check(CLI::Range(1e-12, 1.0 - 1e-12));
-  cmd->add_option("--min-effect", opt->min_effect,
+      ->capture_default_str();
+  cmd->add_option("--min-effect", opt->gate_settings.gate.min_effect,
                   "the gate's minimum relative effect for flags and badges (use your CI gate's)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 10.0));
+      ->capture_default_str();
   cmd->add_option("--main-branch", opt->main_branch,
                   "branch the trends show by default (default: main, else master, else the "
                   "branch with most runs)");
@@ -76,6 +76,11 @@ void add_serve_command(CLI::App& root, Action& action) {
       "--quiet", [opt](int64_t) { opt->log_requests = false; }, "do not log one line per request");
   cmd->callback([&action, opt, token_file] {
     action = [opt, token_file]() -> int {
+      try {
+        app::validate(opt->gate_settings);
+      } catch (const app::SettingError& e) {
+        throw as_flag_error(e);
+      }
       if (!token_file->empty()) {
         opt->token = read_token_file(*token_file, "--token-file");
         if (opt->token->size() < 16)

@@ -1,4 +1,5 @@
-// Internals shared by config.cpp (validation, flags) and config_toml.cpp (the sweep file).
+// Internals shared by config.cpp (the settings table and validation), config_flags.cpp (the
+// command line) and config_toml.cpp (the sweep file).
 // Flags and TOML keys are first turned into the same raw form, so that one validator serves both
 // and every message can say where its value came from.
 #pragma once
@@ -6,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/config.h"
 #include "runner/sweep.h"
 
 namespace pg::detail {
@@ -20,6 +22,14 @@ enum class ValueKind {
   number,         // 3350    | 3350 or 3350.5
 };
 
+// One row of the settings table (config.cpp): what a flag and a sweep-file key share.
+struct SettingDef {
+  SettingInfo info;
+  ValueKind kind;
+};
+const std::vector<SettingDef>& setting_defs();
+const SettingDef* find_def(const std::string& name);
+
 ValueKind kind_of(const std::string& setting);  // the setting must exist
 bool is_setting(const std::string& name);
 
@@ -32,6 +42,9 @@ struct RawSetting {
   std::vector<RawItem> items;
 };
 using RawSettings = std::map<std::string, RawSetting>;
+
+// A flag's text as a raw setting (list settings split at commas).
+RawSetting raw_from_flag(const std::string& name, const std::string& text);
 
 // Throws UsageError "<source_name>:<line>: ..." for syntax errors, unknown keys and wrong types.
 RawSettings read_toml_settings(const std::string& text, const std::string& source_name);

@@ -61,20 +61,28 @@ std::string to_string(NextStep n) { return n == NextStep::stop ? "stop" : "conti
 
 namespace {
 
-void validate(const GateOptions& o) {
+std::string num(double v) { return stats::fmt_g(v); }
+
+}  // namespace
+
+void validate_gate_options(const GateOptions& o) {
   if (!(o.alpha > 0.0 && o.alpha < 1.0))
-    throw UsageError("--alpha must be in (0, 1), got " + std::to_string(o.alpha));
+    throw GateOptionError("alpha", "must be in (0, 1), got " + num(o.alpha));
   if (!(o.min_effect >= 0.0 && std::isfinite(o.min_effect)))
-    throw UsageError("--min-effect must be >= 0, got " + std::to_string(o.min_effect));
-  if (o.bootstrap_iters < 0) throw UsageError("bootstrap iterations must be >= 0");
+    throw GateOptionError("min_effect", "must be a finite number >= 0, got " + num(o.min_effect));
+  if (o.bootstrap_iters < 0) throw GateOptionError("bootstrap_iters", "must be >= 0");
   if (!(o.power > 0.0 && o.power < 1.0))
-    throw UsageError("power must be in (0, 1), got " + std::to_string(o.power));
-  if (o.max_looks < 1) throw UsageError("--max-looks must be >= 1");
+    throw GateOptionError("power", "must be in (0, 1), got " + num(o.power));
+  if (o.max_looks < 1)
+    throw GateOptionError("max_looks", "must be >= 1, got " + std::to_string(o.max_looks));
   if (o.look < 1 || o.look > o.max_looks)
-    throw UsageError("--look must be in [1, --max-looks " + std::to_string(o.max_looks) +
-                     "], got " + std::to_string(o.look));
-  stats::correction_from_string(o.correction);  // throws naming --correction
+    throw GateOptionError("look", "must be in [1, max_looks " + std::to_string(o.max_looks) +
+                                      "], got " + std::to_string(o.look));
+  if (o.correction != "holm" && o.correction != "bh")
+    throw GateOptionError("correction", "must be holm or bh, got '" + o.correction + "'");
 }
+
+namespace {
 
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
@@ -139,7 +147,7 @@ void note_left_out(CellComparison& c, const stats::CellPool& pool, const char* s
 GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& base_runs,
                          const std::string& head_sha, const std::vector<Run>& head_runs,
                          const GateOptions& opt) {
-  validate(opt);
+  validate_gate_options(opt);
   const stats::Correction correction = stats::correction_from_string(opt.correction);
   GateResult r;
   r.base = base_sha;

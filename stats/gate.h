@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/errors.h"
 #include "core/run.h"
 
 namespace pg {
@@ -90,6 +91,19 @@ struct GateResult {
 GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& base_runs,
                          const std::string& head_sha, const std::vector<Run>& head_runs,
                          const GateOptions& opt);
+
+// A GateOptions field out of range: `option` is the field's name ("alpha"), `problem` the rest of
+// the message ("must be in (0, 1), got 0"). Front ends name the setting their own way
+// (app/gate_settings.h); this layer never names a command-line flag.
+struct GateOptionError : UsageError {
+  GateOptionError(std::string name, std::string what_is_wrong)
+      : UsageError(name + " " + what_is_wrong),
+        option(std::move(name)),
+        problem(std::move(what_is_wrong)) {}
+  std::string option, problem;
+};
+// Throws GateOptionError for the first field out of range; evaluate_gate calls it first.
+void validate_gate_options(const GateOptions& o);
 
 // Exit code of `perfgate compare` for a result (docs/CLI.md: 0 pass, 1 regression, 3 inconclusive).
 int gate_exit_code(const GateResult& r);

@@ -20,7 +20,7 @@ std::vector<size_t> ascending_order(const std::vector<double>& p) {
 Correction correction_from_string(const std::string& s) {
   if (s == "holm") return Correction::holm;
   if (s == "bh") return Correction::bh;
-  throw UsageError("--correction must be 'holm' or 'bh', got '" + s + "'");
+  throw UsageError("correction must be 'holm' or 'bh', got '" + s + "'");
 }
 
 std::string to_string(Correction c) { return c == Correction::holm ? "holm" : "bh"; }

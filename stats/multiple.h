@@ -11,7 +11,7 @@ namespace pg::stats {
 
 enum class Correction { holm, bh };
 
-// "holm" | "bh"; anything else throws pg::UsageError naming --correction.
+// "holm" | "bh"; anything else throws pg::UsageError naming the setting (correction).
 Correction correction_from_string(const std::string& s);
 std::string to_string(Correction c);
 

@@ -140,9 +140,9 @@ std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_
   }
   // The version is read before the samples: a cell committed in between makes the view newer
   // than its version, and the next look recomputes once more -- never the other way round.
-  slot->view = std::make_shared<const SeriesView>(
-      build_series_view(*info, store().series_samples(id, /*with_samples=*/false), m,
-                        SeriesRules{opt_.alpha, opt_.min_effect, branch}));
+  slot->view = std::make_shared<const SeriesView>(build_series_view(
+      *info, store().series_samples(id, /*with_samples=*/false), m,
+      SeriesRules{opt_.gate_settings.gate.alpha, opt_.gate_settings.gate.min_effect, branch}));
   slot->version = current;
   slot->generation = gen;
   return slot->view;

@@ -31,12 +31,12 @@ std::string group_device(const SeriesInfo& s) {
   return it != s.env.end() && !it->second.empty() ? it->second : s.key.device;
 }
 
+}  // namespace
+
 int64_t time_key(const std::string& iso) {
   int64_t t = 0;
   return parse_iso8601(iso, &t) ? t : 0;
 }
-
-}  // namespace
 
 // --- overview -----------------------------------------------------------------------------------
 
@@ -67,8 +67,8 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
   std::map<std::pair<std::string, std::string>, size_t> group_index;
   m.branch = app.main_branch(gen);
   m.repo_url = app.options().repo_url;
-  m.alpha = app.options().alpha;
-  m.min_effect = app.options().min_effect;
+  m.alpha = app.options().gate_settings.gate.alpha;
+  m.min_effect = app.options().gate_settings.gate.min_effect;
   auto regressions = build_regressions(app, gen);
   m.open_regressions = regressions->open + regressions->acknowledged;
   for (const auto& a : regressions->alerts) m.alert_state[a.view->info.id] = a.state;
@@ -285,166 +285,6 @@ nlohmann::json trend_json(const TrendModel& m) {
           {"axis", jaxis},
           {"env_changes", env_changes},
           {"series", series}};
-}
-
-// --- commits and compare ------------------------------------------------------------------------
-
-std::shared_ptr<const CommitCatalog> commit_catalog(App& app, uint64_t gen) {
-  return app.catalog_cache().get("all", gen, [&] {
-    auto c = std::make_shared<CommitCatalog>();
-    std::map<std::string, size_t> idx;
-    std::set<std::string> devices;
-    for (const Run& r : app.store().list_runs({false, false})) {
-      if (auto d = r.env.find("device"); d != r.env.end() && !d->second.empty())
-        devices.insert(d->second);
-      if (!r.git.commit || r.git.commit->empty()) continue;
-      const std::string& sha = *r.git.commit;
-      auto it = idx.find(sha);
-      if (it == idx.end()) {
-        it = idx.emplace(sha, c->commits.size()).first;
-        c->commits.push_back({sha, r.git.subject.value_or(""), r.git.time.value_or(""), "", 0, 0});
-      }
-      CommitEntry& e = c->commits[it->second];
-      ++e.runs;
-      e.last_run_id = r.id;
-      if (r.git.branch && *r.git.branch != "detached" && !r.git.branch->empty()) {
-        e.branch = *r.git.branch;
-        c->branch_heads[*r.git.branch] = sha;
-      }
-    }
-    c->devices.assign(devices.begin(), devices.end());
-    std::stable_sort(c->commits.begin(), c->commits.end(),
-                     [](const CommitEntry& a, const CommitEntry& b) {
-                       const int64_t ta = time_key(a.time), tb = time_key(b.time);
-                       return ta != tb ? ta > tb : a.last_run_id > b.last_run_id;
-                     });
-    return std::shared_ptr<const CommitCatalog>(std::move(c));
-  });
-}
-
-namespace {
-
-bool is_hex(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
-}
-
-// Returns the full SHA a client's revision names among the stored commits.
-std::string resolve_stored(App& app, const std::string& rev, const char* which, uint64_t gen) {
-  for (unsigned char c : rev)
-    if (c < 0x20 || c == 0x7f)
-      throw HttpError(400, std::string(which) + ": revision contains control characters");
-  if (rev.size() >= 4 && rev.size() <= 40 && is_hex(rev)) {
-    std::string lower = rev;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto hits = app.store().commits_with_prefix(lower);
-    if (hits.size() == 1) return hits.front();
-    if (hits.size() > 1)
-      throw HttpError(400, std::string(which) + ": revision '" + rev + "' is ambiguous (" +
-                               std::to_string(hits.size()) + " stored commits start with it)");
-  }
-  auto catalog = commit_catalog(app, gen);
-  auto it = catalog->branch_heads.find(rev);
-  if (it != catalog->branch_heads.end()) return it->second;
-  throw HttpError(404, std::string(which) + ": unknown revision '" + rev +
-                           "': no stored commit or branch by that name");
-}
-
-double double_param(const httplib::Request& req, const char* name, double dflt) {
-  auto v = query_param(req, name, 32);
-  if (!v) return dflt;
-  double d = 0;
-  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
-  if (ec != std::errc() || p != v->data() + v->size() || !std::isfinite(d))
-    throw HttpError(400, std::string("query parameter '") + name + "' must be a number");
-  return d;
-}
-
-}  // namespace
-
-std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Request& req,
-                                                 const std::string& base, const std::string& head,
-                                                 uint64_t gen) {
-  GateOptions opt;
-  // serve's gate settings by default: the same rule as the chart's flags and the badges.
-  opt.alpha = app.options().alpha;
-  opt.min_effect = app.options().min_effect;
-  opt.alpha = double_param(req, "alpha", opt.alpha);
-  opt.min_effect = double_param(req, "min_effect", opt.min_effect);
-  if (auto c = query_param(req, "correction", 16)) opt.correction = *c;
-  // The same limits as `perfgate compare` (cli/cmd_compare.cpp).
-  if (!(opt.alpha > 0.0 && opt.alpha < 1.0)) throw HttpError(400, "alpha must be in (0, 1)");
-  if (!(opt.min_effect >= 0.0)) throw HttpError(400, "min_effect must be >= 0");
-  if (opt.correction != "holm" && opt.correction != "bh")
-    throw HttpError(400, "correction must be holm or bh");
-
-  const std::string base_sha = resolve_stored(app, base, "base", gen);
-  const std::string head_sha = resolve_stored(app, head, "head", gen);
-  const std::optional<std::string> device = query_param(req, "device");
-  std::ostringstream key;
-  key << base << '\n'
-      << head << '\n'
-      << base_sha << head_sha << '\n'
-      << opt.alpha << '/' << opt.min_effect << '/' << opt.correction << '\n'
-      << device.value_or("");
-  return app.compare_cache().get(key.str(), gen, [&] {
-    auto v = std::make_shared<CompareView>();
-    Store& s = app.store();
-    std::vector<Run> base_runs = s.runs_for_commit(base_sha);
-    std::vector<Run> head_runs = s.runs_for_commit(head_sha);
-    v->info = ReportInfo{base, head, "database", "database", {}};
-    if (device) {
-      auto other_device = [&](const Run& r) {
-        auto it = r.env.find("device");
-        return it == r.env.end() || it->second != *device;
-      };
-      std::erase_if(base_runs, other_device);
-      std::erase_if(head_runs, other_device);
-      if (head_runs.empty())
-        throw HttpError(404, "head: no stored run of " + head_sha + " on device '" + *device + "'");
-      v->info.notes.push_back("runs filtered to device '" + *device + "'");
-    }
-    // The notes `perfgate compare` adds, so that both JSON documents are the same.
-    auto dirty_note = [&](const std::vector<Run>& runs, const char* side) {
-      long dirty =
-          std::count_if(runs.begin(), runs.end(), [](const Run& r) { return r.git.dirty; });
-      if (dirty > 0)
-        v->info.notes.push_back(std::to_string(dirty) + " of " + std::to_string(runs.size()) + " " +
-                                side + " runs were measured on a dirty work tree");
-    };
-    dirty_note(base_runs, "base");
-    dirty_note(head_runs, "head");
-    v->result = evaluate_gate(base_sha, base_runs, head_sha, head_runs, opt);
-    v->device = device.value_or("");
-    v->repo_url = app.options().repo_url;
-    std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> fields;
-    for (const Run& r : base_runs) v->base_run_ids.push_back(r.id);
-    for (const Run& r : head_runs) v->head_run_ids.push_back(r.id);
-    for (const auto& field : comparable_env_fields()) {
-      auto& [b, h] = fields[field];
-      for (const Run& r : base_runs) b.insert(r.env.count(field) ? r.env.at(field) : std::string());
-      for (const Run& r : head_runs) h.insert(r.env.count(field) ? r.env.at(field) : std::string());
-      if (b.size() > 1 || h.size() > 1 || b != h) {
-        auto join = [](const std::set<std::string>& xs) {
-          std::string out;
-          for (const auto& x : xs) out += (out.empty() ? "" : ", ") + (x.empty() ? "(none)" : x);
-          return out;
-        };
-        v->env_differences.push_back(field + ": " + join(b) + " (base) vs " + join(h) + " (head)");
-      }
-    }
-    {
-      const auto& [b, h] = fields["device"];
-      for (const auto& d : b)
-        if (!d.empty() && h.count(d)) v->common_devices.push_back(d);
-    }
-    const Environment head_env = head_runs.empty() ? Environment{} : head_runs.front().env;
-    for (const auto& c : v->result.cells)
-      v->series_ids.push_back(s.find_series(c.key, head_env).value_or(0));
-    std::ostringstream out;
-    GateJsonReporter{}.report(v->result, v->info, out);
-    v->json = std::make_shared<const CachedBody>(out.str(), kJsonType);
-    return std::shared_ptr<const CompareView>(std::move(v));
-  });
 }
 
 }  // namespace pg::web

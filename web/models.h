@@ -73,7 +73,11 @@ nlohmann::json trend_json(const TrendModel& m);
 std::string series_name(const SeriesInfo& s);
 std::string env_text(const Environment& env);
 
-// --- commits and compare ------------------------------------------------------------------------
+// Seconds since the epoch of a stored ISO 8601 time; 0 when malformed (sorts first).
+int64_t time_key(const std::string& iso);
+
+// --- commits and compare (web/compare_model.cpp)
+// ------------------------------------------------------------------------
 struct CommitEntry {
   std::string sha, subject, time, branch;
   int runs = 0;

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "app/history.h"
 #include "common/descriptive.h"
 #include "core/cell_key_io.h"
 #include "core/cell_label.h"
@@ -69,26 +70,19 @@ std::vector<double> repetition_values(const SeriesSample& s, const CellKey& key,
     auto it = s.metrics.find(metric_info(m).name);
     if (it != s.metrics.end()) out.push_back(it->second);
   }
-  std::erase_if(out, [](double v) { return !std::isfinite(v); });
-  return out;
+  return out;  // app::history drops non-finite values
 }
 
-struct CommitGroup {
-  SeriesPoint point;
-  std::vector<double> values;
-  std::vector<const SeriesSample*> samples;
-};
-
-std::optional<LastCompare> compare_last_two(const SeriesInfo& info,
-                                            const std::vector<CommitGroup>& groups,
+std::optional<LastCompare> compare_last_two(const SeriesInfo& info, const app::History& h,
                                             const SeriesRules& rules) {
-  if (groups.size() < 2) return std::nullopt;
-  const CommitGroup& base = groups[groups.size() - 2];
-  const CommitGroup& head = groups.back();
-  if (base.point.commit.empty() || head.point.commit.empty()) return std::nullopt;
-  auto runs_of = [&](const CommitGroup& g) {
+  if (h.points.size() < 2) return std::nullopt;
+  const app::HistoryPoint& base = h.points[h.points.size() - 2];
+  const app::HistoryPoint& head = h.points.back();
+  if (base.commit.empty() || head.commit.empty()) return std::nullopt;
+  auto runs_of = [&](const app::HistoryPoint& point) {
     std::vector<Run> runs;
-    for (const SeriesSample* s : g.samples) {
+    for (size_t i : point.samples) {
+      const SeriesSample* s = &h.samples[i];
       Run r;
       r.id = s->run_id;
       r.status = RunStatus::complete;
@@ -110,97 +104,59 @@ std::optional<LastCompare> compare_last_two(const SeriesInfo& info,
   GateOptions opt;
   opt.alpha = rules.alpha;
   opt.min_effect = rules.min_effect;
-  const GateResult r =
-      evaluate_gate(base.point.commit, runs_of(base), head.point.commit, runs_of(head), opt);
+  const GateResult r = evaluate_gate(base.commit, runs_of(base), head.commit, runs_of(head), opt);
   if (r.cells.empty()) return std::nullopt;
   const CellComparison& c = r.cells.front();
-  return LastCompare{base.point.commit, head.point.commit, to_string(c.verdict), c.ratio,
-                     c.p_adjusted};
+  return LastCompare{base.commit, head.commit, to_string(c.verdict), c.ratio, c.p_adjusted};
 }
 
 }  // namespace
 
-SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSample>& samples,
+SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> samples,
                              Metric metric, const SeriesRules& rules) {
   SeriesView v;
   v.info = info;
   v.metric = metric;
   v.rules = rules;
-  // Branches are a filter, never mixed in: a commit is drawn when a run of it was made on the
-  // chosen branch (its other runs, e.g. a detached re-run of the same commit, pool with it).
-  std::set<std::string> on_branch;
-  if (!rules.branch.empty())
-    for (const SeriesSample& s : samples)
-      if (s.branch == rules.branch && !s.commit.empty()) on_branch.insert(s.commit);
   const MetricInfo& mi = metric_info(metric);
-
-  // Group by commit, keeping history order (the store sorts by commit time, then run id). Runs
-  // made outside a repository have no commit: each is its own point.
-  std::vector<CommitGroup> groups;
-  std::map<std::string, size_t> by_commit;
-  for (const SeriesSample& s : samples) {
-    if (!rules.branch.empty() && !on_branch.count(s.commit)) continue;
-    if (s.status != CellStatus::ok) {
-      ++v.skipped_cells;
-      continue;
-    }
-    std::vector<double> vals = repetition_values(s, info.key, metric);
-    if (vals.empty()) {
-      ++v.skipped_cells;
-      continue;
-    }
-    size_t gi;
-    auto it = s.commit.empty() ? by_commit.end() : by_commit.find(s.commit);
-    if (it == by_commit.end()) {
-      gi = groups.size();
-      groups.emplace_back();
-      groups[gi].point.commit = s.commit;
-      groups[gi].point.subject = s.subject;
-      groups[gi].point.time = s.commit_time.empty() ? s.started_at : s.commit_time;
-      if (!s.commit.empty()) by_commit.emplace(s.commit, gi);
-    } else {
-      gi = it->second;
-    }
-    CommitGroup& g = groups[gi];
-    g.point.run_ids.push_back(s.run_id);
-    g.values.insert(g.values.end(), vals.begin(), vals.end());
-    g.samples.push_back(&s);
+  app::HistoryOptions hopt;
+  hopt.values = [&](const SeriesSample& s) { return repetition_values(s, info.key, metric); };
+  hopt.branch = rules.branch;
+  const app::History h = app::history(std::move(samples), hopt);
+  v.skipped_cells = h.skipped_cells;
+  for (const app::HistoryPoint& hp : h.points) {
+    SeriesPoint p;
+    p.commit = hp.commit;
+    p.subject = hp.subject;
+    p.time = hp.time;
+    p.run_ids = hp.run_ids;
+    p.median = hp.median;
+    p.spread = {hp.values.front(), sorted_quantile(hp.values, 0.25),
+                sorted_quantile(hp.values, 0.75), hp.values.back(), hp.values.size()};
+    v.points.push_back(std::move(p));
   }
 
-  std::vector<double> medians;
-  for (CommitGroup& g : groups) {
-    std::sort(g.values.begin(), g.values.end());
-    g.point.median = sorted_quantile(g.values, 0.5);
-    g.point.spread = {g.values.front(), sorted_quantile(g.values, 0.25),
-                      sorted_quantile(g.values, 0.75), g.values.back(), g.values.size()};
-    medians.push_back(g.point.median);
-  }
-
-  const double min_effect = rules.min_effect;
-  for (const ChangePoint& cp : detect_change_points(medians)) {
-    if (cp.index >= groups.size()) continue;
+  for (const ChangePoint& cp : h.changes) {
     SeriesChange c;
     c.index = cp.index;
-    c.commit = groups[cp.index].point.commit;
+    c.commit = v.points[cp.index].commit;
     c.before = cp.before;
     c.after = cp.after;
     c.p_value = cp.p_value;
     c.relative = cp.before != 0 ? cp.after / cp.before - 1.0 : 0.0;
     const bool worse = mi.higher_is_worse ? cp.after > cp.before : cp.after < cp.before;
     c.direction = worse ? "regression" : "improvement";
-    c.flagged = std::abs(c.relative) >= min_effect;
-    if (c.flagged) groups[cp.index].point.flag = c.direction;
+    c.flagged = std::abs(c.relative) >= rules.min_effect;
+    if (c.flagged) v.points[cp.index].flag = c.direction;
     v.changes.push_back(c);
   }
 
   if (metric == Metric::tpot_ms) {
-    v.last_compare = compare_last_two(info, groups, rules);
+    v.last_compare = compare_last_two(info, h, rules);
     if (v.last_compare &&
         (v.last_compare->verdict == "regression" || v.last_compare->verdict == "improvement"))
-      groups.back().point.flag = v.last_compare->verdict;
+      v.points.back().flag = v.last_compare->verdict;
   }
-
-  for (CommitGroup& g : groups) v.points.push_back(std::move(g.point));
 
   if (!v.points.empty()) {
     v.status = "steady";

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stats/gate.h"
 #include "store/store.h"
 
 namespace pg::web {
@@ -55,11 +56,12 @@ struct LastCompare {
 };
 
 // The one rule the chart, the overview and the compare page share: the gate's settings (serve's
-// --alpha / --min-effect, `perfgate compare`'s defaults unless given) and the branch drawn.
+// alpha and min_effect, app/gate_settings.h; the gate's defaults unless given) and the branch
+// drawn.
 struct SeriesRules {
-  double alpha = 0.01;       // GateOptions{}.alpha
-  double min_effect = 0.05;  // GateOptions{}.min_effect
-  std::string branch;        // only commits measured on this branch; empty: every run
+  double alpha = GateOptions{}.alpha;
+  double min_effect = GateOptions{}.min_effect;
+  std::string branch;  // only commits measured on this branch; empty: every run
 };
 
 struct SeriesView {
@@ -77,7 +79,9 @@ struct SeriesView {
 // counts until a later change point undoes it (or someone dismisses or fixes it: web/triage).
 inline constexpr size_t kRecentPoints = 10;
 
-SeriesView build_series_view(const SeriesInfo& info, const std::vector<SeriesSample>& samples,
+// The points and change points are the series' history (app/history.h), as `perfgate changes`
+// finds them; this adds the chart's spread, flags, the last compare and the status.
+SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> samples,
                              Metric metric, const SeriesRules& rules = {});
 
 // The regression the series currently stands in, if any: the latest flagged change point when it

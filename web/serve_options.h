@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "app/gate_settings.h"
 #include "web/request_reader.h"
 
 namespace pg::web {
@@ -19,9 +20,9 @@ struct ServeOptions {
   ConnLimits limits;         // timeouts, head and connection caps (web/request_reader.h)
   bool log_requests = true;  // one line per request on stderr
   // The gate settings the chart's flags, the overview's badges and the compare page share
-  // (docs/WEB.md, "One rule"): give serve the values your CI gate uses.
-  double alpha = 0.01;
-  double min_effect = 0.05;
+  // (docs/WEB.md, "One rule"): give serve the values your CI gate uses. alpha and min_effect
+  // drive the flags and badges; the compare page starts from all of them.
+  app::GateSettings gate_settings;
   std::string main_branch;  // the trend's default branch; empty: main, else master, else busiest
   std::string repo_url;     // e.g. https://github.com/org/repo: SHAs link to REPO/commit/SHA
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shared by the ci/scripts/*.sh steps; sourced, never run. Every setting is an environment
 # variable so the composite action (ci/action/action.yml), the workflows and
-# tests/ci/test_gate_scripts.sh drive the steps identically.
+# tests/ci/gate_scripts_test.sh drive the steps identically.
 #
 # Trust model (docs/OPERATORS.md): these scripts, the perfgate binary that computes the verdict
 # (PERFGATE_BIN) and the sweep come from a trusted ref: the action's pinned commit, or the base

@@ -4,7 +4,7 @@
 #   DEST<site-packages>/torch/lib, DEST<site-packages>/nvidia   (the paths perfgate's RUNPATH
 #       names; shared libraries only: headers, static archives and Python files are left out)
 #   DEST/runtime-packages.txt   the Debian packages owning the other libraries perfgate links
-# The Dockerfile's build stage runs it; tests/ci/test_runtime_libs.sh runs it (with --link: hard
+# The Dockerfile's build stage runs it; tests/ci/runtime_libs_test.sh runs it (with --link: hard
 # links instead of copies) and then runs perfgate on the staged tree with the CUDA toolkit hidden.
 # Usage: stage_runtime.sh [--link] PERFGATE DEST
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Helpers of the real CPU gate runs (test_real_gate.sh, bench/real_aa.sh); sourced, never run.
+# Helpers of the real CPU gate runs (real_gate_test.sh, bench/real_aa.sh); sourced, never run.
 # A temporary git repository with commits to tag runs, a worktree per commit, and runs of the
 # real perfgate binary alternating base and head.
 

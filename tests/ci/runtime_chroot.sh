@@ -3,7 +3,7 @@
 # made by mmdebstrap with exactly the runtime stage's packages, the runtime tree staged into it by
 # ci/scripts/stage_runtime.sh, the stage's user and git set-up, then perfgate run as uid 10001 in a
 # chroot on a repository mounted at /repo that belongs to another uid. Needs root, mmdebstrap and
-# the Debian mirror, so it is not part of ctest (tests/ci/test_runtime_libs.sh is, without them).
+# the Debian mirror, so it is not part of ctest (tests/ci/runtime_libs_test.sh is, without them).
 # Usage: runtime_chroot.sh /path/to/perfgate ROOTFS   (ROOTFS is created; remove it afterwards)
 set -euo pipefail
 pg=$(realpath "${1:?usage: runtime_chroot.sh /path/to/perfgate ROOTFS}")

@@ -1,5 +1,5 @@
 // `--model aoti:PATH.pt2` end to end on the CPU: the package made by python/export_module.py
-// (fixture aoti_export_tiny_packages) is measured by the real perfgate binary in a real git
+// (fixture runner.aoti_export_tiny_packages) is measured by the real perfgate binary in a real git
 // checkout, through the same harness as the built-in models.
 #include <gtest/gtest.h>
 

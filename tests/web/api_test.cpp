@@ -198,6 +198,86 @@ TEST_F(Api, CompareJsonIsTheCliJson) {
   EXPECT_EQ(web, cli) << "web:\n" << web.dump(2) << "\ncli:\n" << cli.dump(2);
 }
 
+// One use case (app::compare) behind both: under any settings the CLI and the API agree on the
+// verdict, the exit code and every byte of the JSON.
+TEST_F(Api, CompareUnderUserSettingsIsTheCliVerdict) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::string query;
+  };
+  const std::vector<Case> cases = {
+      {{}, ""},
+      {{"--min-effect", "0.5"}, "&min_effect=0.5"},
+      {{"--min-effect", "auto"}, "&min_effect=auto"},
+      {{"--alpha", "0.2", "--correction", "bh"}, "&alpha=0.2&correction=bh"},
+  };
+  for (const auto& [base, head] : {std::pair{shas_[7], shas_[8]}, std::pair{shas_[5], shas_[6]}}) {
+    for (const Case& c : cases) {
+      std::vector<std::string> argv = {perfgate_bin(), "compare", "--db", db_,        "--base",
+                                       base,           "--head",  head,   "--format", "json"};
+      argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+      std::string out;
+      const int rc = run_command(argv, &out);
+      auto cli = nlohmann::json::parse(out, nullptr, false);
+      ASSERT_FALSE(cli.is_discarded()) << out;
+      auto web = get_json("/api/v1/compare?base=" + base + "&head=" + head + c.query);
+      EXPECT_EQ(web["verdict"], cli["verdict"]) << c.query;
+      const std::string verdict = web["verdict"];
+      EXPECT_EQ(rc, verdict == "pass" ? 0 : verdict == "regression" ? 1 : 3) << c.query;
+      EXPECT_EQ(web, cli) << c.query << "\nweb:\n" << web.dump(2) << "\ncli:\n" << cli.dump(2);
+    }
+  }
+  // A large enough min_effect turns the regression into a pass, in both.
+  EXPECT_EQ(get_json("/api/v1/compare?base=" + shas_[7] + "&head=" + shas_[8] +
+                     "&min_effect=0.5")["verdict"],
+            "pass");
+}
+
+// serve's gate settings are the badges' and the compare page's: a server told min_effect 0.9 calls
+// nothing regressed, and compares under that rule unless the request says otherwise.
+TEST_F(Api, ServeGateSettingsDriveBadgesAndCompareDefaults) {
+  auto regressed = [](const nlohmann::json& overview) {
+    return overview["status_counts"].value("regressed", 0);
+  };
+  ASSERT_GT(regressed(get_json("/api/v1/overview")), 0) << "the standard history has a regression";
+  web::ServeOptions opt;
+  opt.db_path = db_;
+  opt.gate_settings.gate.min_effect = 0.9;
+  LiveServer lenient(opt);
+  auto c = lenient.client();
+  auto get_lenient = [&](const std::string& target) {
+    auto r = c->Get(target);
+    EXPECT_TRUE(r && r->status == 200) << target;
+    return r ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
+  };
+  EXPECT_EQ(regressed(get_lenient("/api/v1/overview")), 0);
+  auto cmp = get_lenient("/api/v1/compare?base=" + shas_[7] + "&head=" + shas_[8]);
+  EXPECT_EQ(cmp["verdict"], "pass");
+  EXPECT_DOUBLE_EQ(cmp["min_effect"].get<double>(), 0.9);
+  auto strict =
+      get_lenient("/api/v1/compare?base=" + shas_[7] + "&head=" + shas_[8] + "&min_effect=0.05");
+  EXPECT_EQ(strict["verdict"], "regression");
+  auto series = get_lenient("/api/v1/series");
+  ASSERT_FALSE(series["series"].empty());
+  const int64_t id = series["series"][0]["id"];
+  EXPECT_DOUBLE_EQ(
+      get_lenient("/api/v1/series/" + std::to_string(id))["rules"]["min_effect"].get<double>(),
+      0.9);
+}
+
+TEST_F(Api, CompareRejectsBadSettingsNamingTheSetting) {
+  const std::string q = "/api/v1/compare?base=" + shas_[7] + "&head=" + shas_[8];
+  for (const auto& [param, value] :
+       std::vector<std::pair<std::string, std::string>>{{"min_effect", "-1"},
+                                                        {"min_effect", "inf"},
+                                                        {"min_effect", "lots"},
+                                                        {"alpha", "0"},
+                                                        {"correction", "fdr"}}) {
+    auto j = get_json(q + "&" + param + "=" + value, 400);
+    EXPECT_EQ(j["error"].get<std::string>().rfind(param + " ", 0), 0u) << j.dump();
+  }
+}
+
 TEST_F(Api, CompareRejectsBadAndUnknownRevisionsWithoutA500) {
   get_json("/api/v1/compare", 400);
   get_json("/api/v1/compare?base=" + shas_[0], 400);

@@ -114,6 +114,16 @@ TEST_F(ServeCli, BadFlagsAreUsageErrors) {
   write_token_file(empty, "\n");
   ServeProcess empty_token({"--db", db_, "--token-file", empty}, log_file("empty"));
   EXPECT_EQ(empty_token.wait_exit(), 2);
+  // The gate settings follow compare's rules (app/gate_settings.h) and name serve's flags.
+  for (const auto& [flag, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--alpha", "0"},
+                                                        {"--alpha", "1.5"},
+                                                        {"--min-effect", "-0.1"},
+                                                        {"--min-effect", "inf"}}) {
+    ServeProcess bad({"--db", db_, "--port", "0", flag, value}, log_file("gate"));
+    EXPECT_EQ(bad.wait_exit(), 2) << flag << " " << value;
+    EXPECT_NE(bad.stderr_text().find(flag + " must"), std::string::npos) << bad.stderr_text();
+  }
 }
 
 TEST_F(ServeCli, TokenFileEnablesIngest) {

@@ -6,9 +6,9 @@
 # There, `ldd perfgate` must resolve every library, `perfgate --version` must run, and a one-cell
 # CPU sweep must store a run (LibTorch really loads). This is the check that perfgate does not
 # depend on the toolkit at run time (libcudart.so.13 comes from the wheel's nvidia/cu13/lib).
-# Usage: test_runtime_libs.sh /path/to/perfgate
+# Usage: runtime_libs_test.sh /path/to/perfgate
 set -euo pipefail
-pg=$(realpath "${1:?usage: test_runtime_libs.sh /path/to/perfgate}")
+pg=$(realpath "${1:?usage: runtime_libs_test.sh /path/to/perfgate}")
 
 if [ -z "${PG_RUNTIME_NS:-}" ]; then
   ns=(unshare -m)

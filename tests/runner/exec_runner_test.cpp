@@ -1,5 +1,5 @@
-// `--exec`: the protocol reader on hand-written lines, the child process (timeout, process-group
-// kill, stderr, exit status) and ExecCellRunner on real shell commands.
+// `--exec`: ExecCellRunner on real shell commands, a whole sweep with a crashing cell, and the
+// --exec settings. exec_protocol_test.cpp covers the protocol reader and the child process.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -8,6 +8,7 @@
 
 #include "common/errors.h"
 #include "e2e_process.h"
+#include "exec_lines.h"
 #include "runner/config.h"
 #include "runner/exec/exec_process.h"
 #include "runner/exec/exec_protocol.h"
@@ -22,201 +23,7 @@ namespace {
 using pgtest::TempDir;
 using namespace std::chrono_literals;
 
-const char* kHello = R"({"type":"hello","protocol":1,"engine":"demo","versions":{"lib":"1.2"}})";
-
-std::string rep(int i, const std::string& decode = "[1.5,1.25]", const std::string& prefill = "3") {
-  return R"({"type":"rep","rep":)" + std::to_string(i) + R"(,"prefill_ms":)" + prefill +
-         R"(,"decode_ms":)" + decode + "}";
-}
-
-// The ProtocolError of feeding `lines` (reps 2, gen_tokens 3), or "" when all were accepted.
-std::string protocol_error(const std::vector<std::string>& lines, int reps = 2) {
-  ProtocolReader r(reps, 3);
-  try {
-    for (const auto& l : lines) r.feed(l);
-  } catch (const ProtocolError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-TEST(ExecProtocol, ReadsACompleteOutput) {
-  ProtocolReader r(2, 3);
-  r.feed(kHello);
-  r.feed("");
-  r.feed(rep(0));
-  r.feed(rep(1, "[2, 2.5]", "4"));
-  r.feed(R"({"type":"end","peak_alloc_bytes":1048576})");
-  EXPECT_EQ(r.state(), ProtocolReader::State::done);
-  EXPECT_FALSE(r.reported_failure());
-  ASSERT_TRUE(r.engine());
-  EXPECT_EQ(r.engine()->name, "demo");
-  EXPECT_EQ(r.engine()->versions.at("lib"), "1.2");
-  EXPECT_EQ(r.samples().prefill_ms, (std::vector<double>{3, 4}));
-  EXPECT_EQ(r.samples().decode_ms[1], (std::vector<double>{2, 2.5}));
-  EXPECT_EQ(*r.peak_alloc_bytes(), 1048576);
-}
-
-TEST(ExecProtocol, NamesTheLineAndTheReasonOfEveryViolation) {
-  EXPECT_EQ(protocol_error({rep(0)}),
-            "stdout line 1: the first line must be the hello line, got a rep line");
-  EXPECT_EQ(protocol_error({"Loading model..."}),
-            "stdout line 1: not valid JSON (at byte 1): Loading model...");
-  EXPECT_EQ(protocol_error({kHello, rep(1)}),
-            "stdout line 2: \"rep\" must be 0 (repetitions are numbered from 0, in order), got 1");
-  EXPECT_EQ(protocol_error({kHello, rep(0, "[1.5]")}),
-            "stdout line 2: decode_ms has 1 entries, expected 2 (gen-tokens 3 = 1 + 2 decode "
-            "steps)");
-  EXPECT_EQ(protocol_error({kHello, rep(0, "[1.5, 0]")}),
-            "stdout line 2: decode_ms[1] must be a positive finite number, got 0");
-  EXPECT_EQ(protocol_error({kHello, rep(0, "[1.5, -2]")}),
-            "stdout line 2: decode_ms[1] must be a positive finite number, got -2");
-  EXPECT_EQ(protocol_error({kHello, rep(0, "[1.5, \"2\"]")}),
-            "stdout line 2: decode_ms[1] must be a number, got \"2\"");
-  // NaN is not JSON (Python's json.dumps writes it unless allow_nan=False).
-  EXPECT_EQ(protocol_error({kHello, rep(0, "[1.5, NaN]")}).substr(0, 37),
-            "stdout line 2: not valid JSON (at byt");
-  EXPECT_EQ(protocol_error({kHello, rep(0, "[1.5, 2]", "1e999")}).substr(0, 47),
-            "stdout line 2: a number out of range (JSON numb");
-  EXPECT_EQ(protocol_error({kHello, rep(0), R"({"type":"end"})"}),
-            "stdout line 3: end after 1 of 2 repetitions");
-  EXPECT_EQ(protocol_error({kHello, rep(0), rep(1), rep(2)}),
-            "stdout line 4: more than the 2 repetitions asked for (PERFGATE_REPS)");
-  EXPECT_EQ(protocol_error({kHello, rep(0), rep(1), R"({"type":"end"})", rep(2)}),
-            "stdout line 5: output after the last (end) line");
-  EXPECT_EQ(protocol_error({kHello, R"({"type":"rep","rep":0,"prefill_ms":1,"decode_ms":[1,1],)"
-                                    R"("peak_mem":5})"}),
-            "stdout line 2: unknown key \"peak_mem\" in a rep line");
-  EXPECT_EQ(protocol_error({R"({"type":"hello","protocol":2,"engine":"x"})"}),
-            "stdout line 1: protocol 2 is not one this perfgate speaks (it speaks 1)");
-  EXPECT_EQ(protocol_error({R"({"type":"hello","protocol":1})"}),
-            "stdout line 1: \"engine\" is missing");
-  EXPECT_EQ(
-      protocol_error({R"({"type":"hello","protocol":1,"engine":"x","model":{"param_bytes":-1}})"}),
-      "stdout line 1: model.param_bytes must be a positive finite number, got -1");
-  EXPECT_EQ(protocol_error({kHello, kHello}), "stdout line 2: a second hello line");
-  EXPECT_EQ(protocol_error({kHello, R"({"type":"done"})"}),
-            "stdout line 2: unknown line type \"done\" (expected hello, rep, end, oom or error)");
-}
-
-TEST(ExecProtocol, TheBenchmarkMayReportItsOwnOutOfMemory) {
-  ProtocolReader r(2, 3);
-  r.feed(kHello);
-  r.feed(R"({"type":"oom","reason":"CUDA out of memory"})");
-  EXPECT_EQ(r.state(), ProtocolReader::State::done);
-  EXPECT_EQ(r.reported_failure(), CellStatus::oom);
-  EXPECT_EQ(r.reported_reason(), "CUDA out of memory");
-}
-
-ProcessSpec shell(const std::string& cmd, std::chrono::milliseconds timeout = 20s) {
-  ProcessSpec s;
-  s.command = cmd;
-  s.cwd = ".";
-  s.timeout = timeout;
-  return s;
-}
-
-TEST(ExecProcess, PassesStdinEnvironmentAndDirectoryAndReadsLines) {
-  TempDir dir;
-  ProcessSpec s = shell("pwd; echo \"$PG_TEST_VAR\"; cat; printf 'last-without-newline'");
-  s.cwd = dir.str();
-  s.env = {{"PG_TEST_VAR", "hello there"}};
-  s.stdin_text = "{\"from\":\"stdin\"}\n";
-  std::vector<std::string> lines;
-  const auto out = run_process(s, [&](std::string_view l) {
-    lines.emplace_back(l);
-    return true;
-  });
-  EXPECT_EQ(out.end, ProcessOutcome::End::exited);
-  EXPECT_EQ(out.exit_status, 0);
-  EXPECT_EQ(lines, (std::vector<std::string>{dir.str(), "hello there", "{\"from\":\"stdin\"}",
-                                             "last-without-newline"}));
-}
-
-TEST(ExecProcess, ReportsExitStatusSignalAndTheTailOfStderr) {
-  auto noop = [](std::string_view) { return true; };
-  auto out = run_process(shell("echo 'Traceback: boom' >&2; exit 3"), noop);
-  EXPECT_EQ(out.end, ProcessOutcome::End::exited);
-  EXPECT_EQ(out.exit_status, 3);
-  EXPECT_EQ(out.stderr_tail, "Traceback: boom\n");
-  out = run_process(shell("kill -SEGV $$"), noop);
-  EXPECT_EQ(describe_end(out), "exited with status 139 (killed by signal 11, Segmentation fault)");
-  // Megabytes of stderr keep only the tail.
-  out = run_process(shell("head -c 3000000 /dev/zero | tr '\\0' x >&2; echo END >&2"), noop);
-  EXPECT_EQ(out.stderr_tail.size(), kStderrTailBytes);
-  EXPECT_EQ(out.stderr_tail.substr(out.stderr_tail.size() - 4), "END\n");
-}
-
-TEST(ExecProcess, AHangIsKilledWithItsWholeProcessGroupAtTheTimeout) {
-  TempDir dir;
-  const std::string pidfile = dir.file("grandchild.pid");
-  // A grandchild in the background (holding stdout open) and a shell that never ends.
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto out =
-      run_process(shell("sleep 300 & echo $! > " + pidfile + "; echo started; sleep 300", 1500ms),
-                  [](std::string_view) { return true; });
-  const auto took = std::chrono::steady_clock::now() - t0;
-  EXPECT_EQ(out.end, ProcessOutcome::End::timed_out);
-  EXPECT_LT(took, 10s);
-  std::ifstream in(pidfile);
-  pid_t grandchild = 0;
-  in >> grandchild;
-  ASSERT_GT(grandchild, 0);
-  // Gone (or a zombie of init for a moment): kill(pid, 0) fails once it is reaped.
-  EXPECT_TRUE(pgtest::eventually([&] { return ::kill(grandchild, 0) != 0; }, 5s))
-      << "the background child of the command survived the timeout";
-}
-
-TEST(ExecProcess, KillingPerfgateKillsTheCommandItStarted) {
-  // A forked stand-in for perfgate runs a command, then dies of SIGKILL: the command's
-  // background child and its foreground one must not outlive it.
-  TempDir dir;
-  const std::string pids = dir.file("pids");
-  const pid_t perfgate = ::fork();
-  ASSERT_GE(perfgate, 0);
-  if (perfgate == 0) {
-    run_process(
-        shell("sleep 300 & echo $! > " + pids + "; sleep 301 & echo $! >> " + pids + "; wait", 60s),
-        [](std::string_view) { return true; });
-    ::_exit(0);
-  }
-  ASSERT_TRUE(pgtest::eventually(
-      [&] { return pgtest::read_file(pids).find('\n') != pgtest::read_file(pids).rfind('\n'); },
-      10s));
-  ::kill(perfgate, SIGKILL);
-  ::waitpid(perfgate, nullptr, 0);
-  std::ifstream in(pids);
-  pid_t a = 0, b = 0;
-  in >> a >> b;
-  ASSERT_GT(a, 0);
-  ASSERT_GT(b, 0);
-  EXPECT_TRUE(pgtest::eventually([&] { return ::kill(a, 0) != 0 && ::kill(b, 0) != 0; }, 5s))
-      << "the command outlived perfgate";
-}
-
-TEST(ExecProcess, AHangAfterClosingStdoutAndStderrStillTimesOut) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto out =
-      run_process(shell("exec >&- 2>&-; sleep 300", 1000ms), [](std::string_view) { return true; });
-  EXPECT_EQ(out.end, ProcessOutcome::End::timed_out);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
-}
-
-TEST(ExecProcess, StopsTheCommandWhenTheReaderSaysSo) {
-  int seen = 0;
-  const auto out = run_process(shell("while true; do echo x; sleep 0.01; done"),
-                               [&](std::string_view) { return ++seen < 3; });
-  EXPECT_EQ(out.end, ProcessOutcome::End::stopped);
-  EXPECT_EQ(seen, 3);
-}
-
-TEST(ExecProcess, AMissingDirectoryIsASpawnFailure) {
-  ProcessSpec s = shell("true");
-  s.cwd = "/nonexistent/perfgate-dir";
-  const auto out = run_process(s, [](std::string_view) { return true; });
-  EXPECT_EQ(out.end, ProcessOutcome::End::spawn_failed);
-  EXPECT_NE(out.spawn_error.find("/nonexistent/perfgate-dir"), std::string::npos);
-}
+using namespace testlines;
 
 // ---- ExecCellRunner: a cell measured by a shell script ----------------------------------------
 

@@ -5,9 +5,9 @@
 # head, as the workflow does. min-effect is 0.25: on this 2-core machine shared with other jobs,
 # whole runs drifted by up to 17% with no code change (docs/CALIBRATION_REAL.md), and the gate
 # must sit above the machine's drift; the A/B slowdown is ~1.8x.
-# Usage: test_real_gate.sh /path/to/perfgate
+# Usage: real_gate_test.sh /path/to/perfgate
 set -euo pipefail
-pg=$(realpath "${1:?usage: test_real_gate.sh /path/to/perfgate}")
+pg=$(realpath "${1:?usage: real_gate_test.sh /path/to/perfgate}")
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=real_gate_lib.sh
 source "$here/real_gate_lib.sh"

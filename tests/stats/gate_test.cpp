@@ -1,6 +1,8 @@
 // evaluate_gate on synthetic runs: the merge gate's decisions (docs/STATISTICS.md).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "common/errors.h"
 #include "stats/gate.h"
 #include "synthetic_runs.h"
@@ -304,25 +306,33 @@ TEST(Gate, HolmControlsFamilyWiseErrorBenjaminiHochbergTheFalseDiscoveryRate) {
   for (const CellComparison& c : b.cells) EXPECT_EQ(c.verdict, CellVerdict::regression);
 }
 
-TEST(Gate, BadOptionsAreUsageErrorsNamingTheFlag) {
+TEST(Gate, BadOptionsAreUsageErrorsNamingTheSettingNotAFlag) {
   const auto data = sweep(10, 0.01, 1, kSame);
   auto expect_flag = [&](GateOptions o, const std::string& flag) {
     try {
       evaluate_gate("b", {make_run(1, data)}, "h", {make_run(2, data)}, o);
       ADD_FAILURE() << "no error for " << flag;
     } catch (const UsageError& e) {
-      EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(flag + " ", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
     }
   };
   GateOptions o;
   o.alpha = 0.0;
-  expect_flag(o, "--alpha");
+  expect_flag(o, "alpha");
   o = {};
   o.min_effect = -0.1;
-  expect_flag(o, "--min-effect");
+  expect_flag(o, "min_effect");
   o = {};
   o.correction = "fdr";
-  expect_flag(o, "--correction");
+  expect_flag(o, "correction");
+  o = {};
+  o.min_effect = std::numeric_limits<double>::infinity();
+  expect_flag(o, "min_effect");
+  o = {};
+  o.max_looks = 2;
+  o.look = 3;
+  expect_flag(o, "look");
 }
 
 TEST(Gate, VerdictNamesAndExitCodes) {

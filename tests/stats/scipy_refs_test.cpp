@@ -1,5 +1,5 @@
 // The implementation against scipy (tests/stats/gen_scipy_refs.py). Run once on the committed
-// fixture, and once more by ctest on a fresh run of the script (stats_scipy_refs_live).
+// fixture, and once more by ctest on a fresh run of the script (stats.scipy_refs_live).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -249,6 +249,11 @@ TEST_F(CompareCli, BadUsageExitsTwoNamingTheFlag) {
       {{"--base", base, "--head", head, "--min-effect", "-0.1"}, "--min-effect"},
       {{"--base", base, "--head", head, "--min-effect", "automatic"}, "--min-effect"},
       {{"--base", base, "--head", head, "--min-effect", "0.05x"}, "--min-effect"},
+      {{"--base", base, "--head", head, "--min-effect", "inf"}, "--min-effect"},
+      {{"--base", base, "--head", head, "--min-effect", "nan"}, "--min-effect"},
+      {{"--base", base, "--head", head, "--min-effect-floor", "1"}, "--min-effect-floor"},
+      {{"--base", base, "--head", head, "--power", "0"}, "--power"},
+      {{"--base", base, "--head", head, "--look", "0"}, "--look"},
       {{"--base", base, "--head", head, "--look", "3", "--max-looks", "2"}, "--look"},
       {{"--base", base, "--head", head, "--max-looks", "0"}, "--max-looks"},
       {{"--base", base, "--head", head, "--power", "1"}, "--power"},
@@ -263,6 +268,9 @@ TEST_F(CompareCli, BadUsageExitsTwoNamingTheFlag) {
     auto r = compare(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.mention << ": " << r.out << r.err;
     EXPECT_NE(r.err.find(c.mention), std::string::npos) << c.mention << ": " << r.err;
+    // The settings' own names (min_effect, max_looks) are the API's; the CLI says its flags.
+    for (const char* setting : {"min_effect", "max_looks", "error: alpha", "error: look"})
+      EXPECT_EQ(r.err.find(setting), std::string::npos) << c.mention << ": " << r.err;
   }
   auto missing = run_command(
       {PERFGATE_BIN, "compare", "--db", dir / "nope.db", "--base", base, "--head", head});

@@ -24,10 +24,10 @@
 #             posts it with the token
 # min-effect is 0.25: on this 2-core machine shared with other jobs, whole runs drifted by up to
 # 17% with no code change (docs/CALIBRATION_REAL.md); the gate must sit above the machine's drift.
-# Usage: test_gate_scripts.sh /path/to/perfgate
+# Usage: gate_scripts_test.sh /path/to/perfgate
 # shellcheck disable=SC2030,SC2031  # each job's GITHUB_* live in its own subshell on purpose
 set -euo pipefail
-PERFGATE_REAL=$(realpath "${1:?usage: test_gate_scripts.sh /path/to/perfgate}")
+PERFGATE_REAL=$(realpath "${1:?usage: gate_scripts_test.sh /path/to/perfgate}")
 export PERFGATE_REAL
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

@@ -1,0 +1,72 @@
+#include "app/compare.h"
+
+#include <algorithm>
+#include <map>
+
+#include "stats/auto_min_effect.h"
+
+namespace pg::app {
+
+namespace {
+
+// The history behind min_effect 'auto': every stored run of each head cell's series (same key,
+// same comparable environment), except the head's own runs, which are what is being judged.
+std::map<CellKey, std::vector<stats::HistoryRun>> min_effect_history(
+    Store& store, const std::vector<Run>& head_runs, const std::string& head_sha) {
+  std::map<CellKey, std::vector<stats::HistoryRun>> history;
+  for (const CellResult& cell : head_runs.front().cells) {
+    auto series = store.find_series(cell.key, head_runs.front().env);
+    if (!series || history.contains(cell.key)) continue;
+    auto& runs = history[cell.key];
+    for (const SeriesSample& s : store.series_samples(*series, /*with_samples=*/false)) {
+      if (s.status != CellStatus::ok || s.commit.empty() || s.commit == head_sha) continue;
+      runs.push_back({s.commit, s.rep_tpot_ms});
+    }
+  }
+  return history;
+}
+
+void note_dirty(const std::vector<Run>& runs, const char* side, std::vector<std::string>& notes) {
+  const long dirty =
+      std::count_if(runs.begin(), runs.end(), [](const Run& r) { return r.git.dirty; });
+  if (dirty > 0)
+    notes.push_back(std::to_string(dirty) + " of " + std::to_string(runs.size()) + " " + side +
+                    " runs were measured on a dirty work tree");
+}
+
+}  // namespace
+
+Comparison compare(Store& store, const std::string& base_sha, const std::string& head_sha,
+                   const GateSettings& settings, const CompareScope& scope) {
+  validate(settings);
+  Comparison c;
+  c.base_runs = store.runs_for_commit(base_sha);
+  c.head_runs = store.runs_for_commit(head_sha);
+  if (scope.device) {
+    auto other_device = [&](const Run& r) {
+      auto it = r.env.find("device");
+      return it == r.env.end() || it->second != *scope.device;
+    };
+    std::erase_if(c.base_runs, other_device);
+    std::erase_if(c.head_runs, other_device);
+    if (c.head_runs.empty())
+      throw NoHeadRuns("no stored run of " + head_sha + " on device '" + *scope.device + "'");
+    c.notes.push_back("runs filtered to device '" + *scope.device + "'");
+  }
+  if (c.head_runs.empty()) throw NoHeadRuns("no stored run of commit " + head_sha);
+  note_dirty(c.base_runs, "base", c.notes);
+  note_dirty(c.head_runs, "head", c.notes);
+
+  GateOptions opt = settings.gate;
+  if (settings.min_effect_auto) {
+    const stats::AutoMinEffect a =
+        stats::auto_min_effect(min_effect_history(store, c.head_runs, head_sha),
+                               settings.min_effect_floor, GateOptions{}.min_effect);
+    opt.min_effect = a.value;
+    opt.min_effect_source = a.reason;
+  }
+  c.result = evaluate_gate(base_sha, c.base_runs, head_sha, c.head_runs, opt);
+  return c;
+}
+
+}  // namespace pg::app

@@ -1,0 +1,40 @@
+// The merge gate as a use case: every stored run of two commits, judged under the user's settings.
+// `perfgate compare` and the web's compare page and API both call compare(), so their verdicts
+// and JSON agree for the same store and settings.
+#pragma once
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "app/gate_settings.h"
+#include "stats/gate.h"
+#include "store/store.h"
+
+namespace pg::app {
+
+// Which of the stored runs take part.
+struct CompareScope {
+  std::optional<std::string> device;  // only runs measured on this device (environment "device")
+};
+
+struct Comparison {
+  GateResult result;
+  // What the reader should know beside the verdict: the device filter, runs measured on a dirty
+  // work tree. A front end adds its own (the revisions it resolved, the user's notes) before these.
+  std::vector<std::string> notes;
+  std::vector<Run> base_runs, head_runs;  // the runs judged
+};
+
+// The head has no stored run in the scope: nothing can be judged. Each front end says so in its
+// own terms (a usage error naming --head; a 404).
+struct NoHeadRuns : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// base_sha / head_sha: full commit SHAs as stored. Validates the settings first (SettingError);
+// min_effect 'auto' is computed from the store's history of the head's cells.
+Comparison compare(Store& store, const std::string& base_sha, const std::string& head_sha,
+                   const GateSettings& settings, const CompareScope& scope = {});
+
+}  // namespace pg::app

@@ -1,0 +1,42 @@
+// The merge gate's settings as a user gives them (to `perfgate compare`, `perfgate serve` or the
+// compare API), in one place: their names, defaults and validation. Messages name the setting
+// ("min_effect must be ..."); each front end maps a name to its own spelling (cli/setting_flags.h:
+// --min-effect; the API's query parameters use the names as they are). docs/CLI.md lists them.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/errors.h"
+#include "stats/gate.h"
+
+namespace pg::app {
+
+struct GateSettings {
+  // alpha, min_effect, correction, power, require_power, look, max_looks, seed,
+  // allow_missing_baseline: the statistics' own options, whose defaults are the rule's
+  // (stats/gate.h). The fields below are what a user may say beyond them.
+  GateOptions gate;
+  bool min_effect_auto = false;     // min_effect from the store's history of the head's cells
+  double min_effect_floor = 0.005;  // the least min_effect 'auto' may choose
+};
+
+// A bad setting: `setting` is its name ("min_effect"), what() the whole message, which starts with
+// the name; `problem` is the rest ("must be >= 0, got -1"), for a front end that names it
+// differently.
+struct SettingError : UsageError {
+  SettingError(std::string setting, std::string problem);
+  std::string setting, problem;
+};
+
+// Every setting's name, for front ends that map them to their own spelling.
+const std::vector<std::string>& gate_setting_names();
+
+// Throws SettingError for the first bad setting.
+void validate(const GateSettings& s);
+
+// min_effect as text: a number >= 0 or "auto". Throws SettingError naming min_effect.
+void set_min_effect(GateSettings& s, const std::string& text);
+std::string min_effect_text(const GateSettings& s);  // "auto" or the number
+
+}  // namespace pg::app

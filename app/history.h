@@ -1,0 +1,47 @@
+// A series' history as a use case: its stored runs grouped into one point per commit, in history
+// order, and the change points over the points' medians. `perfgate changes` and the web's trend
+// page and overview (web/series_view.h) both build it here, so they find the same changes.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "stats/changepoint.h"
+#include "store/store.h"
+
+namespace pg::app {
+
+struct HistoryOptions {
+  // The values one stored cell contributes to its commit's point (per repetition for the chart,
+  // the run's stored metric for `perfgate changes`); non-finite values are dropped, and a cell
+  // with none is skipped.
+  std::function<std::vector<double>(const SeriesSample&)> values;
+  std::string branch;  // only commits with a run on this branch (their other runs pool in); "": all
+  bool runs_without_commit = true;  // a run made outside a repository is a point of its own
+  ChangePointOptions change_points;
+};
+
+struct HistoryPoint {
+  std::string commit;  // full SHA; empty for a run made outside a git repository
+  std::string subject;
+  std::string time;  // commit time, or the run's start when there is no commit
+  std::vector<int64_t> run_ids;
+  std::vector<size_t> samples;  // indices into History::samples
+  std::vector<double> values;   // every value pooled, sorted
+  double median = 0;
+};
+
+struct History {
+  std::vector<SeriesSample> samples;  // as stored, in history order
+  std::vector<HistoryPoint> points;
+  std::vector<ChangePoint> changes;  // over the points' medians; index = first point after
+  size_t skipped_cells = 0;          // not ok, or without a value: stored, not drawn
+};
+
+// From samples already read (series_samples' order: commit time, then run id).
+History history(std::vector<SeriesSample> samples, const HistoryOptions& opt);
+// Reads the series' samples (without raw timings) from the store.
+History history(Store& store, int64_t series_id, const HistoryOptions& opt);
+
+}  // namespace pg::app

@@ -1,0 +1,116 @@
+// `perfgate changes`: the change points of every stored series, found by the same history
+// (app/history.h) that the web's trend page draws.
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include "app/history.h"
+#include "cli/commands.h"
+#include "common/errors.h"
+#include "core/cell_key_io.h"
+#include "core/cell_label.h"
+#include "core/environment_json.h"
+#include "core/metrics.h"
+#include "gate/report_text.h"
+#include "store/store.h"
+
+namespace pg::cli {
+namespace {
+
+struct ChangesFlags {
+  std::string db = "perfgate.db", metric = "tpot_ms", format = "text";
+  size_t min_segment = ChangePointOptions{}.min_segment;
+  double alpha = ChangePointOptions{}.alpha;
+};
+
+int run_changes(const ChangesFlags& f) {
+  if (std::find(metric_names().begin(), metric_names().end(), f.metric) == metric_names().end())
+    throw UsageError("--metric: unknown metric '" + f.metric + "'");
+  if (f.format != "text" && f.format != "json") {
+    throw UsageError("--format must be text or json, got '" + f.format + "'");
+  }
+  if (f.min_segment < 1) throw UsageError("--min-segment must be >= 1");
+  if (!(f.alpha > 0.0 && f.alpha < 1.0)) throw UsageError("--alpha must be in (0, 1)");
+  auto store = open_existing_db(f.db);
+  // One value per run: the cell's stored metric; a commit's point is the median over its runs.
+  app::HistoryOptions opt;
+  opt.values = [&](const SeriesSample& s) {
+    auto it = s.metrics.find(f.metric);
+    return it == s.metrics.end() ? std::vector<double>{} : std::vector<double>{it->second};
+  };
+  opt.runs_without_commit = false;
+  opt.change_points.min_segment = f.min_segment;
+  opt.change_points.alpha = f.alpha;
+
+  nlohmann::json series_json = nlohmann::json::array();
+  for (const SeriesInfo& series : store->list_series()) {
+    const app::History h = app::history(*store, series.id, opt);
+    if (h.points.empty()) continue;
+    const std::vector<ChangePoint>& cps = h.changes;
+
+    nlohmann::json cps_json = nlohmann::json::array();
+    for (const auto& cp : cps) {
+      const app::HistoryPoint& at = h.points.at(cp.index);
+      cps_json.push_back(
+          {{"index", cp.index},
+           {"commit", at.commit},
+           {"subject", at.subject},
+           {"before", cp.before},
+           {"after", cp.after},
+           {"ratio", cp.before != 0 ? nlohmann::json(cp.after / cp.before) : nullptr},
+           {"p_value", cp.p_value}});
+    }
+    const nlohmann::json env = environment_to_json(series.env);
+    series_json.push_back({{"id", series.id},
+                           {"key", cell_key_to_json(series.key)},
+                           {"env", env},
+                           {"commits", h.points.size()},
+                           {"change_points", cps_json}});
+
+    if (f.format == "text") {
+      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id, cell_label(series.key),
+                               env.contains("device") ? env["device"].get<std::string>() : "",
+                               report_text::plural(int(h.points.size()), "commit"),
+                               report_text::plural(int(cps.size()), "change point"));
+      if (h.points.size() < 2 * f.min_segment) {
+        std::cout << fmt::format("  (fewer than {} commits: too short to find a change)\n",
+                                 2 * f.min_segment);
+      }
+      for (const auto& cp : cps) {
+        const app::HistoryPoint& at = h.points.at(cp.index);
+        std::cout << fmt::format("  {}  {} -> {} {}  x{:.3f}  p={}  {}\n",
+                                 report_text::short_sha(at.commit), report_text::fmt_ms(cp.before),
+                                 report_text::fmt_ms(cp.after), f.metric,
+                                 cp.before != 0 ? cp.after / cp.before : NAN,
+                                 report_text::fmt_p(cp.p_value), at.subject);
+      }
+    }
+  }
+  if (f.format == "json") {
+    std::cout << nlohmann::json{{"metric", f.metric}, {"series", series_json}}.dump(2) << '\n';
+  } else if (series_json.empty()) {
+    std::cout << "no stored series with " << f.metric << " values\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_changes_command(CLI::App& root, Action& action) {
+  auto f = std::make_shared<ChangesFlags>();
+  CLI::App* c = root.add_subcommand("changes", "change points of every stored series");
+  c->add_option("--db", f->db, "SQLite store")->capture_default_str();
+  c->add_option("--metric", f->metric, "metric to scan")->capture_default_str();
+  c->add_option("--min-segment", f->min_segment, "commits needed on each side of a change")
+      ->capture_default_str();
+  c->add_option("--alpha", f->alpha, "significance of each split")->capture_default_str();
+  c->add_option("--format", f->format, "text or json")->capture_default_str();
+  c->callback([f, &action] { action = [f] { return run_changes(*f); }; });
+}
+
+}  // namespace pg::cli
