@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Drives ci/scripts/* exactly as ci/action/action.yml does (action_env.sh -> $GITHUB_ENV, then
-# install, pr_prepare, pr_bench, pr_gate, pr_decide, cleanup), on CPU, in a temporary git
-# repository with a main branch and pull-request branches. Temporary files stand in for
-# GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_ENV; a real `perfgate serve` on loopback stands in
+# install, pr_prepare, pr_bench, pr_more_rounds, pr_gate, pr_decide, cleanup), on CPU, in a
+# temporary git repository with a main branch and pull-request branches. Temporary files stand in
+# for GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_ENV; a real `perfgate serve` on loopback stands in
 # for the central server.
 #
 # The project in the temporary repository is laid out like perfgate's own: it carries a copy of
@@ -167,7 +167,8 @@ run_pr() {
     while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
     cd "$tmp" # steps run in the workspace, not in the measured checkout
     status=0
-    { "$scripts/pr_prepare.sh" && "$scripts/pr_bench.sh" && "$scripts/pr_gate.sh" >"$job/gate.stdout" &&
+    { "$scripts/pr_prepare.sh" && "$scripts/pr_bench.sh" && "$scripts/pr_more_rounds.sh" &&
+      "$scripts/pr_gate.sh" >"$job/gate.stdout" &&
       "$scripts/pr_decide.sh"; } || status=$?
     grep -E '^(PG_SANDBOX|BASE_SRC|HEAD_SRC)=' "$job/work/state.env" >"$job/sandbox.env" || true
     "$scripts/cleanup.sh"
