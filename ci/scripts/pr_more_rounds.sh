@@ -57,6 +57,10 @@ while :; do
     --min-effect "$PERFGATE_MIN_EFFECT" --correction "$PERFGATE_CORRECTION" \
     --look "$look" --max-looks "$max_looks" --format json 2>"$PERFGATE_WORK/look.err") || true
   rm -f "$db" "$db-wal" "$db-shm"
+  if ! grep -q '"sequential"' <<<"$json"; then
+    pg_log "the gate could not judge look $look: $(head -c 500 "$PERFGATE_WORK/look.err")"
+    finish "$look" "$max_looks" "the gate could not judge the rounds so far"
+  fi
   if ! grep -q '"next": "continue"' <<<"$json"; then
     finish "$look" "$max_looks" "decided at look $look"
   fi
