@@ -2,10 +2,12 @@
 """Judges kept gate databases (bench/real_gates_collect.sh, bench/gpu_gate_calib.sh) with
 `perfgate compare`, and measures their variance components independently of perfgate.
 
-  real_gates_eval.py gates --perfgate BIN [--rounds K] DB... [-- COMPARE_ARGS...]
+  real_gates_eval.py gates --perfgate BIN [--rounds K] [--sequential M] DB... [-- COMPARE_ARGS...]
       One line per database, then a summary per kind (aa-*/ab-*): exit codes, false alarms or
       detections, worst ratio, the gate's minimum detectable effect and its cost. --rounds K
-      judges only the first K rounds (2K runs) of each database, on a copy.
+      judges only the first K rounds (2K runs) of each database, on a copy. --sequential M
+      replays ci/scripts/pr_more_rounds.sh on databases of M or more rounds: look 1 on the first
+      K rounds, one more round per look while the gate says "continue", at most M - K + 1 looks.
   real_gates_eval.py variance DB...
       Per cell, pooled over the databases: the sd of log tpot within a run (repetitions) and of
       a run's mean around its commit's mean (runs), and the head/base ratio of A/B databases.
@@ -65,7 +67,7 @@ def wilson_upper(k, n, z=1.959963984540054):
 
 
 def gates(argv):
-    pg, rounds, dbs, extra = None, None, [], []
+    pg, rounds, seq, dbs, extra = None, None, None, [], []
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -73,6 +75,8 @@ def gates(argv):
             pg, i = argv[i + 1], i + 2
         elif a == "--rounds":
             rounds, i = int(argv[i + 1]), i + 2
+        elif a == "--sequential":
+            seq, i = int(argv[i + 1]), i + 2
         elif a == "--":
             extra, i = argv[i + 1:], len(argv)
         else:
@@ -80,21 +84,29 @@ def gates(argv):
             i += 1
     tmp = tempfile.mkdtemp()
     by_kind = defaultdict(list)
+    if seq and not rounds:
+        sys.exit("--sequential needs --rounds (the first rounds)")
     print("| gate | exit | verdict | worst ratio | min p adj | MDE one cell | MDE all cells | "
-          "min effect | measured s | run s |")
-    print("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|")
+          "min effect | measured s | run s | rounds |")
+    print("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for db in dbs:
-        path = first_rounds(db, rounds, tmp) if rounds else db
-        rc, j = judge(pg, path, extra)
+        looks = seq - rounds + 1 if seq else 1
+        for look in range(1, looks + 1):
+            used = rounds + look - 1 if rounds else commits(db)[2] // 2
+            path = first_rounds(db, used, tmp) if rounds else db
+            flags = ["--look", str(look), "--max-looks", str(looks)] if seq else []
+            rc, j = judge(pg, path, extra + flags)
+            if j.get("sequential", {}).get("next") != "continue":
+                break
         ratios = [c["ratio"] for c in j["cells"] if c["ratio"] is not None]
         ps = [c["p_adjusted"] for c in j["cells"] if c["p_adjusted"] is not None]
         kind = os.path.basename(db).split("-")[0]
-        by_kind[kind].append((rc, j, max(ratios) if ratios else float("nan")))
+        by_kind[kind].append((rc, j, max(ratios) if ratios else float("nan"), used))
         fmt_e = lambda v: "-" if v is None else f"{100 * v:+.2f}%"
         print(f"| {os.path.relpath(db)} | {rc} | {j['verdict']} | {max(ratios):.4f} | "
               f"{min(ps):.3g} | {fmt_e(j.get('mde'))} | {fmt_e(j.get('mde_all_cells'))} | "
               f"{100 * j['min_effect']:.2f}% | {j.get('measured_seconds', 0):.1f} | "
-              f"{j.get('run_seconds', 0):.0f} |")
+              f"{j.get('run_seconds', 0):.0f} | {used} |")
     shutil.rmtree(tmp)
     print()
     for kind, rows in sorted(by_kind.items()):
@@ -111,7 +123,8 @@ def gates(argv):
               f"worst-cell ratio min/median/max {worst[0]:.3f}/{med(worst):.3f}/{worst[-1]:.3f}; "
               f"gate MDE median {100 * med(mdes):.2f}%; "
               f"measured s median {med(sorted(r[1].get('measured_seconds', 0) for r in rows)):.1f}; "
-              f"run s median {med(sorted(r[1].get('run_seconds', 0) for r in rows)):.0f}")
+              f"run s median {med(sorted(r[1].get('run_seconds', 0) for r in rows)):.0f}; "
+              f"rounds per side mean {sum(r[3] for r in rows) / n:.2f}")
 
 
 def variance(dbs):

@@ -13,6 +13,7 @@ case $PERFGATE_SWEEP in /* | *..*) pg_die "input 'sweep' must be a path inside t
 if ! [[ $PERFGATE_MAX_ROUNDS =~ ^[1-9][0-9]*$ ]] || ((PERFGATE_MAX_ROUNDS < PERFGATE_ROUNDS)); then
   pg_die "input 'max-rounds' must be an integer >= rounds ($PERFGATE_ROUNDS), got '$PERFGATE_MAX_ROUNDS'"
 fi
+[[ $PERFGATE_MAX_SECONDS =~ ^[0-9]+$ ]] || pg_die "input 'max-seconds' must be an integer >= 0, got '$PERFGATE_MAX_SECONDS'"
 [[ $PERFGATE_MAIN_ROUNDS =~ ^[1-9][0-9]*$ ]] || pg_die "input 'main-rounds' must be a positive integer, got '$PERFGATE_MAIN_ROUNDS'"
 pg_bool "$PERFGATE_FAIL_ON_INCONCLUSIVE" || true
 pg_bool "$PERFGATE_REUSE_BASE" || true
@@ -28,11 +29,12 @@ fi
 
 for var in PERFGATE_SWEEP PERFGATE_CHECKOUT PERFGATE_DB PERFGATE_WORK PERFGATE_RUN_AS \
   PERFGATE_PASS_ENV PERFGATE_PREPARE PERFGATE_BUILD_COMMAND PERFGATE_MAIN_BRANCH PERFGATE_ALPHA \
-  PERFGATE_MIN_EFFECT PERFGATE_CORRECTION PERFGATE_ROUNDS PERFGATE_MAX_ROUNDS PERFGATE_MAIN_ROUNDS \
+  PERFGATE_MIN_EFFECT PERFGATE_CORRECTION PERFGATE_ROUNDS PERFGATE_MAX_ROUNDS PERFGATE_MAX_SECONDS \
+  PERFGATE_MAIN_ROUNDS \
   PERFGATE_FAIL_ON_INCONCLUSIVE PERFGATE_REUSE_BASE PERFGATE_RUN_ARGS PERFGATE_SERVER_URL \
   PERFGATE_ARTIFACTS; do
   value=${!var}
   case $value in *$'\n'*) pg_die "$var must be one line" ;; esac
   echo "$var=$value" >>"$GITHUB_ENV"
 done
-pg_log "settings: sweep $PERFGATE_SWEEP, store $PERFGATE_DB, alpha $PERFGATE_ALPHA, min effect $PERFGATE_MIN_EFFECT ($PERFGATE_CORRECTION), rounds $PERFGATE_ROUNDS, measured code runs as ${PERFGATE_RUN_AS:-$(id -un)}"
+pg_log "settings: sweep $PERFGATE_SWEEP, store $PERFGATE_DB, alpha $PERFGATE_ALPHA, min effect $PERFGATE_MIN_EFFECT ($PERFGATE_CORRECTION), rounds $PERFGATE_ROUNDS (at most $PERFGATE_MAX_ROUNDS, ${PERFGATE_MAX_SECONDS} s), measured code runs as ${PERFGATE_RUN_AS:-$(id -un)}"

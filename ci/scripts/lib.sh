@@ -27,7 +27,11 @@
 #   PERFGATE_MAIN_BRANCH           main branch (default: main; origin/<main> preferred when fetched)
 #   PERFGATE_ALPHA, PERFGATE_MIN_EFFECT, PERFGATE_CORRECTION   gate settings (0.01, 0.05, holm)
 #   PERFGATE_ROUNDS                alternating base/head rounds on a pull request (default 3)
-#   PERFGATE_MAX_ROUNDS            upper bound for a sequential rounds rule (default: ROUNDS)
+#   PERFGATE_MAX_ROUNDS            most rounds per side while the gate is too wide to decide
+#                                  (sequential looks, pr_more_rounds.sh; default: ROUNDS, off)
+#   PERFGATE_MAX_SECONDS           benchmarking budget of a pull request in seconds, the first
+#                                  ROUNDS included: no further round starts that would not fit
+#                                  (default 0: the rounds alone bound it)
 #   PERFGATE_MAIN_ROUNDS           rounds on a push to main (default 1)
 #   PERFGATE_FAIL_ON_INCONCLUSIVE  true|false: does exit 3 fail the job (default true)
 #   PERFGATE_REUSE_BASE            true|false: reuse stored merge-base runs (default false)
@@ -56,6 +60,7 @@ PG_SCRIPTS="$PG_CI_DIR/scripts"
 : "${PERFGATE_CORRECTION:=holm}"
 : "${PERFGATE_ROUNDS:=3}"
 : "${PERFGATE_MAX_ROUNDS:=$PERFGATE_ROUNDS}"
+: "${PERFGATE_MAX_SECONDS:=0}"
 : "${PERFGATE_MAIN_ROUNDS:=1}"
 : "${PERFGATE_FAIL_ON_INCONCLUSIVE:=true}"
 : "${PERFGATE_REUSE_BASE:=false}"
@@ -144,4 +149,34 @@ pg_run_ids() {
   local bin=$1 db=$2
   [ -f "$db" ] || return 0
   "$bin" export --db "$db" --format csv | awk -F, 'NR > 1 { print $1 }' | sort -un
+}
+
+# One alternating round of a pull request's gate, number ROUND, into the sandbox's database DB:
+# odd rounds base then head, even rounds head then base, so that a position effect and linear
+# drift do not always land on the same side. No base run when the base is reused or unbuilt.
+# (Job state: BASE_BIN, BASE_SRC, BASE_SHA, HEAD_BIN, HEAD_SRC, HEAD_SHA, REUSED.)
+pg_gate_round() {
+  local round=$1 db=$2
+  local -a sides=(base head)
+  ((round % 2)) || sides=(head base)
+  local side
+  for side in "${sides[@]}"; do
+    if [ "$side" = base ]; then
+      if [ "$REUSED" = true ] || [ -z "$BASE_BIN" ]; then continue; fi
+      pg_log "round $round: base ${BASE_SHA:0:12}"
+      pg_bench "$BASE_BIN" "$BASE_SRC" "$db"
+    else
+      pg_log "round $round: head ${HEAD_SHA:0:12}"
+      pg_bench "$HEAD_BIN" "$HEAD_SRC" "$db"
+    fi
+  done
+}
+
+# Copies the job's database out of the sandbox to DEST, for the trusted perfgate to read. The
+# benchmark processes have ended: the file (and a WAL a crash left) is the whole database.
+pg_gate_db_copy() {
+  local dest=$1
+  rm -f "$dest" "$dest-wal" "$dest-shm"
+  cp "$GATE_DB_SANDBOX" "$dest" 2>/dev/null || pg_log "no database in the sandbox: no run finished"
+  if [ -f "$GATE_DB_SANDBOX-wal" ]; then cp "$GATE_DB_SANDBOX-wal" "$dest-wal"; fi
 }

@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2153  # HEAD_SHA, BASE_SRC, ... are the job state pg_state_load sources
 # Pull request, step 2: benchmark base and head on this runner with the same sweep file, in
-# alternating rounds, into the job's own database in the sandbox, as the sandbox user. `compare`
-# pools the runs of one commit, so slow drift of the machine falls on both sides alike. The order
-# within a round alternates too (base then head, head then base, ...), so that a position effect
-# and linear drift do not always land on the same side.
+# alternating rounds (pg_gate_round: base head, head base, ...), into the job's own database in
+# the sandbox, as the sandbox user, so that slow drift of the machine falls on both sides alike.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 pg_state_load
@@ -23,23 +21,9 @@ fi
 pg_state_set GATE_DB_SANDBOX "$db"
 [ -n "$BASE_BIN" ] || [ "$REUSED" = true ] || pg_log "no base build: benchmarking the head only"
 
-bench_base() {
-  if [ "$REUSED" != true ] && [ -n "$BASE_BIN" ]; then
-    pg_log "round $round/$PERFGATE_ROUNDS: base ${BASE_SHA:0:12}"
-    pg_bench "$BASE_BIN" "$BASE_SRC" "$db"
-  fi
-}
-bench_head() {
-  pg_log "round $round/$PERFGATE_ROUNDS: head ${HEAD_SHA:0:12}"
-  pg_bench "$HEAD_BIN" "$HEAD_SRC" "$db"
-}
-for ((round = 1; round <= PERFGATE_ROUNDS; round++)); do
-  if ((round % 2)); then
-    bench_base
-    bench_head
-  else
-    bench_head
-    bench_base
-  fi
-done
+start=$(date +%s)
+for ((round = 1; round <= PERFGATE_ROUNDS; round++)); do pg_gate_round "$round" "$db"; done
+# What the benchmarks cost so far, for the budget of pr_more_rounds.sh and the report.
+pg_state_set ROUNDS_DONE "$PERFGATE_ROUNDS"
+pg_state_set BENCH_SECONDS "$(($(date +%s) - start))"
 pg_output gate-db "$db"

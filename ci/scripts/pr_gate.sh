@@ -12,10 +12,7 @@ pg_state_load
 bin=$(pg_trusted_bin)
 
 db="$PERFGATE_WORK/gate.db"
-rm -f "$db" "$db-wal" "$db-shm"
-# The benchmark processes have ended: the file (and a WAL a crash left) is the whole database.
-cp "$GATE_DB_SANDBOX" "$db" 2>/dev/null || pg_log "no database in the sandbox: no run finished"
-if [ -f "$GATE_DB_SANDBOX-wal" ]; then cp "$GATE_DB_SANDBOX-wal" "$db-wal"; fi
+pg_gate_db_copy "$db"
 
 art=$PERFGATE_ARTIFACTS
 mkdir -p "$art"
@@ -26,6 +23,11 @@ rm -f "$md" "$json" "$csv"
 
 notes=()
 if [ -n "$BASE_NOTE" ]; then notes+=(--note "$BASE_NOTE"); fi
+if [ -n "${ROUNDS_DONE:-}" ]; then
+  # What the gate cost, and why it stopped measuring (pr_more_rounds.sh): in the summary and JSON.
+  more_rounds=$((ROUNDS_DONE - PERFGATE_ROUNDS))
+  notes+=(--note "Rounds: $ROUNDS_DONE alternating rounds per side ($PERFGATE_ROUNDS first, $more_rounds more while the gate was too wide to decide; at most $PERFGATE_MAX_ROUNDS), ${BENCH_SECONDS:-?} s of benchmarking in all (wall time of the base and head runs: on a GPU runner, the GPU-seconds this gate held)${SEQ_STOP:+; stopped: $SEQ_STOP}.")
+fi
 if [ "$REUSED" = true ]; then
   notes+=(--note "Baseline reused: the merge-base ${BASE_SHA:0:12} was not benchmarked in this job; its runs come from the runner's persistent store ($PERFGATE_DB), PERFGATE_REUSE_BASE=true.")
 fi

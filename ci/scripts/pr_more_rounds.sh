@@ -1,59 +1,76 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2153  # REPO, HEAD_SHA, ... are the job state pg_state_load sources
-# Pull request, step 2b (after pr_bench.sh): enough rounds and no more. While the gate's interval
-# is too wide to decide (`perfgate compare ... --look K --max-looks N` says sequential.next
-# "continue"), benchmark one more alternating round of base and head, up to PERFGATE_MAX_ROUNDS
-# rounds per side and PERFGATE_MAX_SECONDS seconds of benchmarking in this step. Every look tests
-# at alpha / N (docs/STATISTICS.md "Enough rounds"), so the false-alarm rate over all looks stays
-# at alpha; pr_gate.sh then judges the final look with the same --look/--max-looks.
-#   PERFGATE_MAX_ROUNDS   most rounds per side (default: PERFGATE_ROUNDS, i.e. no extra round)
-#   PERFGATE_MAX_SECONDS  budget of this step in seconds (default 0: no limit beyond the rounds)
+# Pull request, step 2b (after pr_bench.sh): enough rounds, and no more. The trusted perfgate
+# judges the rounds so far as look K of N = PERFGATE_MAX_ROUNDS - PERFGATE_ROUNDS + 1 sequential
+# looks (`compare --look K --max-looks N`, each look at alpha / N). While it says
+# sequential.next "continue" (no regression, but the interval too wide for min-effect: the gate
+# is underpowered), one more alternating round of base and head is measured and the gate looks
+# again, until it decides, PERFGATE_MAX_ROUNDS rounds per side are done, or the next round would
+# not fit in PERFGATE_MAX_SECONDS of benchmarking (the first rounds count; a round is expected to
+# take as long as the mean round so far). pr_gate.sh then judges the last look.
+# False alarms (docs/STATISTICS.md "Enough rounds"): every look before the last tests at
+# alpha / N. The last is look K of N when the rounds ran out or the gate decided, at alpha / N;
+# when the seconds ran out first it is judged as look K of K, at alpha / K, which spends what the
+# looks not taken left: (K - 1) alpha / N + alpha / K <= alpha because K <= N.
+# Job state out: GATE_LOOK, GATE_MAX_LOOKS (the last look's flags), ROUNDS_DONE, BENCH_SECONDS,
+# SEQ_STOP (why the rounds stopped). Outputs: rounds, bench-seconds.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 pg_state_load
-max_rounds=${PERFGATE_MAX_ROUNDS:-$PERFGATE_ROUNDS}
-max_seconds=${PERFGATE_MAX_SECONDS:-0}
-[[ $max_rounds =~ ^[1-9][0-9]*$ ]] || pg_die "PERFGATE_MAX_ROUNDS must be a positive integer, got '$max_rounds'"
-[[ $max_seconds =~ ^[0-9]+$ ]] || pg_die "PERFGATE_MAX_SECONDS must be an integer >= 0, got '$max_seconds'"
-((max_rounds >= PERFGATE_ROUNDS)) || pg_die "PERFGATE_MAX_ROUNDS ($max_rounds) is below PERFGATE_ROUNDS ($PERFGATE_ROUNDS)"
-max_looks=$((max_rounds - PERFGATE_ROUNDS + 1))
-pg_state_set GATE_MAX_LOOKS "$max_looks"
-pg_state_set GATE_LOOK 1
-if ((max_looks == 1)); then
-  pg_log "sequential rounds off (PERFGATE_MAX_ROUNDS = PERFGATE_ROUNDS = $PERFGATE_ROUNDS)"
+bin=$(pg_trusted_bin)
+[[ $PERFGATE_MAX_ROUNDS =~ ^[1-9][0-9]*$ ]] ||
+  pg_die "PERFGATE_MAX_ROUNDS must be a positive integer, got '$PERFGATE_MAX_ROUNDS'"
+[[ $PERFGATE_MAX_SECONDS =~ ^[0-9]+$ ]] ||
+  pg_die "PERFGATE_MAX_SECONDS must be an integer >= 0, got '$PERFGATE_MAX_SECONDS'"
+((PERFGATE_MAX_ROUNDS >= PERFGATE_ROUNDS)) ||
+  pg_die "PERFGATE_MAX_ROUNDS ($PERFGATE_MAX_ROUNDS) is below PERFGATE_ROUNDS ($PERFGATE_ROUNDS)"
+: "${ROUNDS_DONE:?no rounds measured: run ci/scripts/pr_bench.sh first}"
+
+finish() { # finish LOOK MAX_LOOKS REASON
+  pg_state_set GATE_LOOK "$1"
+  pg_state_set GATE_MAX_LOOKS "$2"
+  pg_state_set SEQ_STOP "$3"
+  pg_state_set ROUNDS_DONE "$round"
+  pg_state_set BENCH_SECONDS "$spent"
+  pg_output rounds "$round"
+  pg_output bench-seconds "$spent"
+  pg_log "rounds: $round per side, $spent s of benchmarking; the gate judges look $1 of $2 ($3)"
   exit 0
-fi
+}
+
+round=$ROUNDS_DONE
+spent=${BENCH_SECONDS:-0}
+max_looks=$((PERFGATE_MAX_ROUNDS - PERFGATE_ROUNDS + 1))
+if ((max_looks == 1)); then finish 1 1 "max-rounds = rounds: sequential rounds off"; fi
 if [ "$REUSED" = true ] || [ -z "$BASE_BIN" ]; then
-  pg_log "no base build in this job: no extra rounds"
-  exit 0
+  finish 1 1 "no base build in this job: no further rounds"
 fi
-gate_bin=${PERFGATE_BIN:-$HEAD_BIN}
-start=$(date +%s)
+
+db="$PERFGATE_WORK/look.db"
 look=1
-round=$PERFGATE_ROUNDS
-while ((look < max_looks)); do
-  json=$("$gate_bin" compare --db "$GATE_DB" --repo "$REPO" --main "$MAIN_REF" \
+while :; do
+  # The last look is pr_gate.sh's: it decides whatever the interval.
+  if ((look == max_looks)); then finish "$look" "$max_looks" "max-rounds reached"; fi
+  pg_gate_db_copy "$db"
+  json=$("$bin" compare --db "$db" --repo "$REPO" --main "$MAIN_REF" \
     --base merge-base --head "$HEAD_SHA" --alpha "$PERFGATE_ALPHA" \
     --min-effect "$PERFGATE_MIN_EFFECT" --correction "$PERFGATE_CORRECTION" \
-    --look "$look" --max-looks "$max_looks" --format json) || true
+    --look "$look" --max-looks "$max_looks" --format json 2>"$PERFGATE_WORK/look.err") || true
+  rm -f "$db" "$db-wal" "$db-shm"
+  if ! grep -q '"sequential"' <<<"$json"; then
+    pg_log "the gate could not judge look $look: $(head -c 500 "$PERFGATE_WORK/look.err")"
+    finish "$look" "$max_looks" "the gate could not judge the rounds so far"
+  fi
   if ! grep -q '"next": "continue"' <<<"$json"; then
-    pg_log "look $look of $max_looks: decided after $round rounds per side"
-    break
+    finish "$look" "$max_looks" "decided at look $look"
   fi
-  if ((max_seconds > 0 && $(date +%s) - start >= max_seconds)); then
-    pg_log "look $look of $max_looks: still too wide, but the $max_seconds s budget is spent"
-    break
+  if ((PERFGATE_MAX_SECONDS > 0 && spent + (spent + round - 1) / round > PERFGATE_MAX_SECONDS)); then
+    finish "$look" "$look" "max-seconds: another round would pass the $PERFGATE_MAX_SECONDS s budget"
   fi
+  pg_log "look $look of $max_looks: too wide to decide; one more round"
+  t0=$(date +%s)
   round=$((round + 1))
+  pg_gate_round "$round" "$GATE_DB_SANDBOX"
+  spent=$((spent + $(date +%s) - t0))
   look=$((look + 1))
-  pg_log "look $((look - 1)) of $max_looks too wide to decide: round $round"
-  # The same alternation as pr_bench.sh: odd rounds base first, even rounds head first.
-  if ((round % 2)); then
-    pg_bench "$BASE_BIN" "$BASE_SRC" "$GATE_DB"
-    pg_bench "$HEAD_BIN" "$REPO" "$GATE_DB"
-  else
-    pg_bench "$HEAD_BIN" "$REPO" "$GATE_DB"
-    pg_bench "$BASE_BIN" "$BASE_SRC" "$GATE_DB"
-  fi
 done
-pg_state_set GATE_LOOK "$look"

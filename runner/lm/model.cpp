@@ -3,6 +3,8 @@
 #include <ATen/Context.h>
 #include <torch/version.h>
 
+#include <cstdlib>
+
 #include "common/errors.h"
 
 namespace pg::lm {
@@ -92,6 +94,22 @@ void init_rope(Model& m) {
 
 namespace {
 
+#if defined(PERFGATE_CALIBRATION_SLOWDOWN)
+// Calibration builds only (runner/CMakeLists.txt, docs/CALIBRATION_REAL.md): a genuine, tunable
+// slowdown of every forward step for the gate to catch. PERFGATE_CALIBRATION_EXTRA_MATMULS=N
+// (read once; 0 or unset: none) adds N products of the embedded rows [B*T, D] with a [D, D]
+// weight, results discarded; eager ATen runs every one of them.
+void calibration_extra_work(const Model& m, const at::Tensor& x) {
+  static const long n = [] {
+    const char* v = std::getenv("PERFGATE_CALIBRATION_EXTRA_MATMULS");
+    return v ? std::strtol(v, nullptr, 10) : 0L;
+  }();
+  if (n <= 0 || m.layers.empty()) return;
+  const auto rows = x.reshape({-1, m.cfg.d_model});
+  for (long i = 0; i < n; ++i) (void)at::mm(rows, m.layers[0].proj_w.t());
+}
+#endif
+
 // The layers, the final norm and the head over embedded x [B, T, D]; `attend_layer` runs
 // attention for layer l on q [B, H, T, Dh] and kv [2, B, H, T, Dh] (it writes the cache if there
 // is one). Inside, activations are rows [B * T, D], so the linears are plain matrix products, and
@@ -143,6 +161,9 @@ at::Tensor forward(const Model& m, const at::Tensor& tokens, int64_t pos, KVCach
     sin = m.rope_sin.narrow(0, pos, T);
   }
   const auto mask = causal_mask(T, pos + T, attention, m.options());
+#if defined(PERFGATE_CALIBRATION_SLOWDOWN)
+  calibration_extra_work(m, x);
+#endif
   return run_layers(m, x, cos, sin, last_only,
                     [&](int64_t l, const at::Tensor& q, const at::Tensor& kv) {
                       if (!cache) return attend(q, kv[0], kv[1], mask, attention);

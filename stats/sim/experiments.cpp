@@ -33,7 +33,7 @@ Tally run_gates(const Scenario& s, const GateOptions& opt, int gates, uint64_t s
 }
 
 SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rounds, int max_looks,
-                               int gates, uint64_t seed) {
+                               int gates, uint64_t seed, int budget_looks) {
   SequentialTally t;
   opt.max_looks = max_looks;
   const int most = first_rounds + max_looks - 1;
@@ -44,7 +44,12 @@ SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rou
       opt.look = look;
       const std::vector<Run> base(all.base.begin(), all.base.begin() + rounds);
       const std::vector<Run> head(all.head.begin(), all.head.begin() + rounds);
-      const GateResult r = evaluate_gate("base", base, "head", head, opt);
+      GateResult r = evaluate_gate("base", base, "head", head, opt);
+      if (r.next != NextStep::stop && look == budget_looks) {
+        opt.max_looks = look;  // the budget ends the rounds: this look is the last
+        r = evaluate_gate("base", base, "head", head, opt);
+        opt.max_looks = max_looks;
+      }
       if (r.next == NextStep::stop || look == max_looks) {
         ++t.gates;
         t.regression += r.verdict == GateVerdict::regression;

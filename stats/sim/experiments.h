@@ -21,14 +21,17 @@ struct Tally {
 Tally run_gates(const Scenario& s, const GateOptions& opt, int gates, uint64_t seed);
 
 // Sequential gates (GateOptions::look / max_looks): look k judges the first first_rounds + k - 1
-// rounds of each side and stops at a regression or when the gate says stop.
+// rounds of each side and stops at a regression or when the gate says stop. budget_looks > 0
+// models ci/scripts/pr_more_rounds.sh's seconds budget ending the rounds after that many looks:
+// a gate still asking for more is then judged as look K of K (alpha / K, the alpha the looks not
+// taken left over).
 struct SequentialTally {
   int gates = 0, regression = 0, inconclusive = 0;
   double rounds = 0.0;  // mean rounds per side measured
   double rate() const { return gates ? double(regression) / gates : 0.0; }
 };
 SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rounds, int max_looks,
-                               int gates, uint64_t seed);
+                               int gates, uint64_t seed, int budget_looks = 0);
 
 // Smallest slowdown detected in >= target of the gates, by bisection over [0, 1] with common
 // random numbers (detection is then monotone in the slowdown). Returns > 1 if even 100% is not.
