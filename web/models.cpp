@@ -64,7 +64,7 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
   std::map<std::string, std::set<int>> int_opts;
   std::map<std::pair<std::string, std::string>, size_t> group_index;
   m.branch = app.main_branch(gen);
-  m.repo_url = app.options().repo_url;
+  m.repo_url = app.repo_url(gen);
   m.alpha = app.options().alpha;
   m.min_effect = app.options().min_effect;
   auto regressions = build_regressions(app, gen);
@@ -172,7 +172,7 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
   t.metric = metric;
   t.main_branch = app.main_branch(gen);
   t.branch = branch.value_or(t.main_branch);
-  t.repo_url = app.options().repo_url;
+  t.repo_url = app.repo_url(gen);
   for (const auto& [name, runs] : *app.branches(gen)) t.branches.push_back(name);
   for (int64_t id : ids) {
     auto v = app.series_view(id, metric, gen, t.branch);
@@ -413,7 +413,7 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     dirty_note(head_runs, "head");
     v->result = evaluate_gate(base_sha, base_runs, head_sha, head_runs, opt);
     v->device = device.value_or("");
-    v->repo_url = app.options().repo_url;
+    v->repo_url = app.repo_url(gen);
     std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> fields;
     for (const Run& r : base_runs) v->base_run_ids.push_back(r.id);
     for (const Run& r : head_runs) v->head_run_ids.push_back(r.id);

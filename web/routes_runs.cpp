@@ -168,7 +168,7 @@ void register_run_routes(httplib::Server& http, App& app) {
                series.push_back(s.find_series(c.key, run->env).value_or(0));
              send_text(
                  req, res, 200,
-                 render_run_page(*run, series, parent_commit(app, *run), app.options().repo_url),
+                 render_run_page(*run, series, parent_commit(app, *run), app.repo_url(app.generation())),
                  kHtmlType);
            }));
 
