@@ -97,13 +97,13 @@ std::string power_text(const GateResult& r) {
   const std::string power = pct_setting(r.options.power);
   std::string h;
   if (r.underpowered) {
-    h += "<div class="card blind" id="gate-blind"><b>This gate was blind to its own min "
+    h += "<div class=\"card blind\" id=\"gate-blind\"><b>This gate was blind to its own min "
          "effect.</b> It sees a slowdown of one cell from <b>" +
          pct_or(r.mde) + "</b> (with " + power + " power), larger than the min effect of " +
-         pct_setting(r.options.min_effect) + ": a "pass" or "unchanged" here does not rule out a "
+         pct_setting(r.options.min_effect) + ": a \"pass\" or \"unchanged\" here does not rule out a "
          "slowdown of that size. Measure more runs per side to see smaller changes.</div>";
   }
-  h += "<p class="muted small" id="gate-power">Minimum detectable effect (" + power +
+  h += "<p class=\"muted small\" id=\"gate-power\">Minimum detectable effect (" + power +
        " power): one cell " + pct_or(r.mde) + ", every cell alike " + pct_or(r.mde_all_cells) +
        " · min effect " + pct_setting(r.options.min_effect) + " (" +
        html_escape(r.options.min_effect_source) + ") · drift between runs " +
@@ -137,7 +137,7 @@ std::string mde_cell(const CellComparison& c, double min_effect) {
   }
   const bool blind = c.mde && *c.mde > min_effect;
   std::string text = c.mde ? pct(*c.mde) : "–";
-  if (blind) text = "<span class="blind-cell" title="above the min effect">⚠ " + text + "</span>";
+  if (blind) text = "<span class=\"blind-cell\" title=\"above the min effect\">⚠ " + text + "</span>";
   std::optional<double> v;
   if (c.mde) v = 100.0 * *c.mde;
   std::string td = num_cell(v, text, "hide-narrow mde");

@@ -110,7 +110,9 @@
       traces.push({
         x: x, y: med, mode: "lines+markers", name: name, legendgroup: "s" + si,
         line: { color: color, width: 2 }, marker: { color: color, size: 7 },
-        error_y: { type: "data", symmetric: false, thickness: 1, width: 0, color: alpha(color, 0.45),
+        error_y: { type: "data", symmetric: false, thickness: 1, width: 0,
+                   // Faded, yet >= 3:1 against the dark card too.
+                   color: alpha(color, DARK ? 0.75 : 0.45),
                    array: s.points.map(function (p) { return p.spread.max - p.median; }),
                    arrayminus: s.points.map(function (p) { return p.median - p.spread.min; }) },
         customdata: custom,
