@@ -76,7 +76,7 @@ TEST_F(RepoLinks, ShasLinkToTheRecordedRemoteAndNoCredentialIsStoredOrShown) {
   const std::string run_page = page(s, "/runs/" + std::to_string(ids_.back()));
   EXPECT_NE(run_page.find(link), std::string::npos);
   EXPECT_NE(page(s, "/compare?base=" + first_ + "&head=" + sha_).find(link), std::string::npos);
-  for (const std::string& t : {"/", "/runs/" + std::to_string(ids_.back()), "/api/v1/runs",
+  for (const std::string& t : std::vector<std::string>{"/", "/runs/" + std::to_string(ids_.back()), "/api/v1/runs",
                                "/api/v1/runs/" + std::to_string(ids_.back())})
     EXPECT_EQ(page(s, t).find("SECRETtoken"), std::string::npos) << t;
 }
