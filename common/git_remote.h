@@ -48,7 +48,8 @@ inline std::optional<std::string> remote_web_url(const std::string& remote) {
     path = remote.substr(colon + 1);
   }
   while (!path.empty() && path.back() == '/') path.pop_back();
-  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".git") == 0) path.resize(path.size() - 4);
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".git") == 0)
+    path.resize(path.size() - 4);
   if (host.empty() || path.empty() || path.front() == '/') return std::nullopt;
   for (char c : host + path)
     if (c == ' ' || c == '"' || c == '<' || c == '>' || c == '\\' || c < 0x20) return std::nullopt;

@@ -94,7 +94,8 @@ Stmt& Stmt::bind_blob(int i, std::string_view bytes) {
 std::string Stmt::blob(int col) const {
   const void* p = sqlite3_column_blob(stmt_, col);
   if (!p) return {};
-  return std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+  return std::string(static_cast<const char*>(p),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 
 bool Stmt::step() {

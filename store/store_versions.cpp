@@ -12,7 +12,8 @@ std::map<int64_t, Store::SeriesVersion> Store::series_versions() {
 }
 
 std::optional<std::string> Store::latest_git_remote() {
-  sql::Stmt s(db_, "SELECT git_remote FROM runs WHERE git_remote IS NOT NULL ORDER BY id DESC LIMIT 1");
+  sql::Stmt s(db_,
+              "SELECT git_remote FROM runs WHERE git_remote IS NOT NULL ORDER BY id DESC LIMIT 1");
   if (!s.step()) return std::nullopt;
   return s.opt_text(0);
 }

@@ -5,7 +5,7 @@
 namespace pg {
 
 std::optional<Store::CachedView> Store::cached_view(int64_t series_id,
-                                                   const std::string& view_key) {
+                                                    const std::string& view_key) {
   sql::Stmt s(db_,
               "SELECT cells, last_cell_id, body FROM view_cache WHERE series_id = ?1 AND "
               "view_key = ?2");

@@ -144,10 +144,11 @@ std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_
   // The default view (what the overview and the regressions need of every series) is kept in
   // the store's view cache: a restart reads it instead of recomputing (app_warm.cpp).
   const bool cached_kind = m == Metric::tpot_ms && branch == main_branch(gen);
-  std::shared_ptr<const SeriesView> view = cached_kind ? cached_view(*info, current, rules) : nullptr;
+  std::shared_ptr<const SeriesView> view =
+      cached_kind ? cached_view(*info, current, rules) : nullptr;
   if (!view) {
-    view = std::make_shared<const SeriesView>(build_series_view(
-        *info, store().series_samples(id, /*with_samples=*/false), m, rules));
+    view = std::make_shared<const SeriesView>(
+        build_series_view(*info, store().series_samples(id, /*with_samples=*/false), m, rules));
     if (cached_kind) persist_view(*view, current);
   }
   slot->view = std::move(view);

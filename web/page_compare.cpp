@@ -100,7 +100,8 @@ std::string power_text(const GateResult& r) {
     h += "<div class=\"card blind\" id=\"gate-blind\"><b>This gate was blind to its own min "
          "effect.</b> It sees a slowdown of one cell from <b>" +
          pct_or(r.mde) + "</b> (with " + power + " power), larger than the min effect of " +
-         pct_setting(r.options.min_effect) + ": a \"pass\" or \"unchanged\" here does not rule out a "
+         pct_setting(r.options.min_effect) +
+         ": a \"pass\" or \"unchanged\" here does not rule out a "
          "slowdown of that size. Measure more runs per side to see smaller changes.</div>";
   }
   h += "<p class=\"muted small\" id=\"gate-power\">Minimum detectable effect (" + power +
@@ -110,8 +111,8 @@ std::string power_text(const GateResult& r) {
        (r.drift_estimated ? "estimated" : "not estimated (fewer than 2 runs a side)");
   if (r.options.max_looks > 1) {
     char buf[96];
-    std::snprintf(buf, sizeof buf, " · look %d of %d, alpha %.3g per look · next: ",
-                  r.options.look, r.options.max_looks, r.alpha_per_look);
+    std::snprintf(buf, sizeof buf, " · look %d of %d, alpha %.3g per look · next: ", r.options.look,
+                  r.options.max_looks, r.alpha_per_look);
     h += buf + html_escape(to_string(r.next));
   }
   if (r.measured_seconds > 0) {
@@ -137,7 +138,8 @@ std::string mde_cell(const CellComparison& c, double min_effect) {
   }
   const bool blind = c.mde && *c.mde > min_effect;
   std::string text = c.mde ? pct(*c.mde) : "–";
-  if (blind) text = "<span class=\"blind-cell\" title=\"above the min effect\">⚠ " + text + "</span>";
+  if (blind)
+    text = "<span class=\"blind-cell\" title=\"above the min effect\">⚠ " + text + "</span>";
   std::optional<double> v;
   if (c.mde) v = 100.0 * *c.mde;
   std::string td = num_cell(v, text, "hide-narrow mde");

@@ -172,7 +172,8 @@ std::string render_trend_page(const TrendModel& m) {
     // the chart is on screen, so the tables and controls never wait for it.
     h += "<div class=\"card\"><div id=\"chart\" data-plotly=\"" +
          html_escape(asset_url("plotly.min.js")) +
-         "\"><p class=\"muted chart-loading\">Loading the chart…</p></div><noscript>The chart needs JavaScript; "
+         "\"><p class=\"muted chart-loading\">Loading the chart…</p></div><noscript>The chart "
+         "needs JavaScript; "
          "the tables below and the JSON twin hold the same data.</noscript></div>";
     h += "<script type=\"application/json\" id=\"trend-data\">" + json_for_script(trend_json(m)) +
          "</script>";

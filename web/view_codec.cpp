@@ -22,8 +22,8 @@ std::string view_cache_key(Metric m, const SeriesRules& rules) {
   char settings[96];
   std::snprintf(settings, sizeof settings, "alpha=%.17g min_effect=%.17g", rules.alpha,
                 rules.min_effect);
-  return std::string("v") + std::to_string(kFormat) + " " + kVersion + " " +
-         metric_info(m).name + " " + settings + " branch=" + rules.branch;
+  return std::string("v") + std::to_string(kFormat) + " " + kVersion + " " + metric_info(m).name +
+         " " + settings + " branch=" + rules.branch;
 }
 
 // Arrays, not objects: a 1,000-point view is read at every start-up.
@@ -34,8 +34,8 @@ std::string encode_view(const SeriesView& v) {
                    p.spread.q3, p.spread.max, p.spread.n, p.flag});
   nlohmann::json cps = nlohmann::json::array();
   for (const SeriesChange& c : v.changes)
-    cps.push_back({c.index, c.commit, c.before, c.after, c.relative, c.p_value, c.direction,
-                   c.flagged});
+    cps.push_back(
+        {c.index, c.commit, c.before, c.after, c.relative, c.p_value, c.direction, c.flagged});
   nlohmann::json lc = nullptr;
   if (v.last_compare)
     lc = {v.last_compare->base, v.last_compare->head, v.last_compare->verdict,

@@ -105,8 +105,9 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
     Store s(path);
     write_run(s, test::sample_run());
   }
-  raw_exec(path, "DROP TABLE view_cache; ALTER TABLE runs DROP COLUMN git_remote; "
-                 "PRAGMA user_version = 2");
+  raw_exec(path,
+           "DROP TABLE view_cache; ALTER TABLE runs DROP COLUMN git_remote; "
+           "PRAGMA user_version = 2");
   Store s(path);
   EXPECT_EQ(pragma_int(s, "PRAGMA user_version"), Store::schema_version());
   EXPECT_EQ(s.run_count(), 1);

@@ -13,7 +13,8 @@ namespace pg::webtest {
 namespace {
 
 TEST(GitRemote, RedactsCredentialsQueryAndFragment) {
-  EXPECT_EQ(redact_remote_url("https://user:tok@host.example/o/r.git"), "https://host.example/o/r.git");
+  EXPECT_EQ(redact_remote_url("https://user:tok@host.example/o/r.git"),
+            "https://host.example/o/r.git");
   EXPECT_EQ(redact_remote_url("https://oauth2:glpat-x@gitlab.example/g/s/r"),
             "https://gitlab.example/g/s/r");
   EXPECT_EQ(redact_remote_url("https://host/o/r.git?private_token=x#y"), "https://host/o/r.git");
@@ -76,8 +77,9 @@ TEST_F(RepoLinks, ShasLinkToTheRecordedRemoteAndNoCredentialIsStoredOrShown) {
   const std::string run_page = page(s, "/runs/" + std::to_string(ids_.back()));
   EXPECT_NE(run_page.find(link), std::string::npos);
   EXPECT_NE(page(s, "/compare?base=" + first_ + "&head=" + sha_).find(link), std::string::npos);
-  for (const std::string& t : std::vector<std::string>{"/", "/runs/" + std::to_string(ids_.back()), "/api/v1/runs",
-                               "/api/v1/runs/" + std::to_string(ids_.back())})
+  for (const std::string& t :
+       std::vector<std::string>{"/", "/runs/" + std::to_string(ids_.back()), "/api/v1/runs",
+                                "/api/v1/runs/" + std::to_string(ids_.back())})
     EXPECT_EQ(page(s, t).find("SECRETtoken"), std::string::npos) << t;
 }
 

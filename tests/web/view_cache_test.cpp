@@ -61,8 +61,9 @@ TEST(ViewCache, KeptAtFirstStartUsedAtRestartRecomputedWhenTheSeriesGrows) {
   for (size_t i = 0; i < after.size(); ++i)
     EXPECT_EQ(after[i]["latest"]["points"].get<int>(), before[i]["latest"]["points"].get<int>() + 1)
         << "series " << after[i]["id"];
-  EXPECT_EQ(count(db, "SELECT count(*) FROM view_cache v JOIN (SELECT series_id, count(*) n FROM "
-                      "cells GROUP BY series_id) c USING (series_id) WHERE v.cells = c.n"),
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM view_cache v JOIN (SELECT series_id, count(*) n FROM "
+                  "cells GROUP BY series_id) c USING (series_id) WHERE v.cells = c.n"),
             series);
 }
 
