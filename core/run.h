@@ -37,6 +37,9 @@ struct GitInfo {
   std::optional<std::string> time;  // commit time, ISO 8601 UTC
   bool dirty = false;
   std::string repo_path;
+  // remote.origin.url at run time without credentials (common/git_remote.h): commit SHAs on the
+  // dashboard link to the repository from it.
+  std::optional<std::string> remote;
 };
 
 // Flat key -> value fingerprint: device, compute_capability, driver, cuda, cudnn, torch, cpu,

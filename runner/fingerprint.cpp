@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/errors.h"
+#include "common/git_remote.h"
 #include "common/version.h"
 #include "runner/lm/measure.h"
 #include "runner/text.h"
@@ -77,6 +78,20 @@ bool tracked_changes(git_repository* repo) {
   return git_status_list_entrycount(list.get()) > 0;
 }
 
+// remote.origin.url without credentials; none when there is no origin (a local repository).
+std::optional<std::string> origin_url(git_repository* repo) {
+  git_remote* remote = nullptr;
+  if (git_remote_lookup(&remote, repo, "origin") != 0) {
+    git_error_clear();
+    return std::nullopt;
+  }
+  const char* url = git_remote_url(remote);
+  std::optional<std::string> out;
+  if (url && *url) out = redact_remote_url(to_valid_utf8(url));
+  git_remote_free(remote);
+  return out;
+}
+
 }  // namespace
 
 GitInfo read_git_info(const std::string& path, const std::string& flag) {
@@ -105,6 +120,7 @@ GitInfo read_git_info(const std::string& path, const std::string& flag) {
   const char* root = git_repository_workdir(repo.get());
   if (!root) root = git_repository_path(repo.get());
   info.repo_path = strip_trailing_slash(to_valid_utf8(root));
+  info.remote = origin_url(repo.get());
 
   const int unborn = git_repository_head_unborn(repo.get());
   if (unborn == 1) {

@@ -132,6 +132,7 @@ struct Parser {
     r.git.state = str_or_null(optional_field(g, "state"), gp + "/state")
                       .value_or(r.git.commit ? "ok" : "unknown");
     r.git.repo_path = str_or_null(optional_field(g, "repo_path"), gp + "/repo_path").value_or("");
+    r.git.remote = str_or_null(optional_field(g, "remote"), gp + "/remote");
 
     const std::string ep = ptr + "/env";
     const json& env = object(field(j, "env", ptr), ep);
@@ -184,7 +185,8 @@ json run_to_json(const Run& run, bool with_samples) {
             {"dirty", g.dirty},
             {"subject", opt_str(g.subject)},
             {"time", opt_str(g.time)},
-            {"repo_path", valid_utf8(g.repo_path)}}},
+            {"repo_path", valid_utf8(g.repo_path)},
+            {"remote", opt_str(g.remote)}}},
           {"env", env},
           {"config", config},
           {"cells", cells}};

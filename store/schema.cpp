@@ -122,6 +122,24 @@ CREATE TABLE regression_events (
 );
 CREATE INDEX regression_events_key ON regression_events(series_id, metric, commit_sha, id);
 )sql",
+      // 3: views computed by `perfgate serve` (docs/WEB.md, "Start-up"), kept so a restart does
+      // not recompute every series. Derived data only: a row is replaced when its series gains
+      // cells, never read by export, and deleting every row loses nothing.
+      R"sql(
+CREATE TABLE view_cache (
+  series_id INTEGER NOT NULL REFERENCES series(id),
+  view_key TEXT NOT NULL,          -- metric, branch, gate settings and format of the view
+  cells INTEGER NOT NULL,          -- the series' version (Store::SeriesVersion) it was made from
+  last_cell_id INTEGER NOT NULL,
+  body BLOB NOT NULL,
+  PRIMARY KEY (series_id, view_key)
+);
+)sql",
+      // 4: the repository's remote URL at run time (credentials removed before it is stored), so
+      // the dashboard links commits without being told the repository (docs/WEB.md).
+      R"sql(
+ALTER TABLE runs ADD COLUMN git_remote TEXT;
+)sql",
   };
   return steps;
 }

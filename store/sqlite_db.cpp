@@ -85,6 +85,19 @@ Stmt& Stmt::bind_null(int i) {
   return *this;
 }
 
+Stmt& Stmt::bind_blob(int i, std::string_view bytes) {
+  if (sqlite3_bind_blob64(stmt_, i, bytes.data(), bytes.size(), SQLITE_TRANSIENT) != SQLITE_OK)
+    fail(db_, "bind");
+  return *this;
+}
+
+std::string Stmt::blob(int col) const {
+  const void* p = sqlite3_column_blob(stmt_, col);
+  if (!p) return {};
+  return std::string(static_cast<const char*>(p),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
 bool Stmt::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

@@ -32,6 +32,7 @@ class Stmt {
   Stmt& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
   Stmt& bind(int i, const std::optional<std::string>& v);
   Stmt& bind_null(int i);
+  Stmt& bind_blob(int i, std::string_view bytes);
 
   // True while a row is available; false when done.
   bool step();
@@ -45,6 +46,7 @@ class Stmt {
   double real(int col) const;
   std::string text(int col) const;
   std::optional<std::string> opt_text(int col) const;
+  std::string blob(int col) const;
 
  private:
   sqlite3* db_;

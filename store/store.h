@@ -92,6 +92,22 @@ class Store {
   };
   std::map<int64_t, SeriesVersion> series_versions();  // series id -> version
 
+  // --- views a reader computed from a series (web/'s series views), cached in the database so a
+  // restart need not recompute them (store_view_cache.cpp). Derived data: a row holds the series
+  // version it was computed from, and a reader uses it only while that version is current.
+  struct CachedView {
+    int64_t series_id = 0;
+    SeriesVersion version;
+    std::string body;
+  };
+  // The series' row under one key (what the view is: metric, branch, settings, format).
+  std::optional<CachedView> cached_view(int64_t series_id, const std::string& view_key);
+  // Replaces the rows of these series under the key, in one transaction.
+  void put_cached_views(const std::string& view_key, const std::vector<CachedView>& views);
+
+  // git.remote of the latest run that recorded one (runs made in a clone of a hosted repository).
+  std::optional<std::string> latest_git_remote();
+
   // Branch name -> number of runs made on it ("detached" included; runs without a branch left out).
   std::map<std::string, int64_t> branch_run_counts();
 

@@ -87,9 +87,12 @@ Store::Store(const std::string& path, bool read_only) : path_(path) {
       // A new file gets its application_id and schema with a rollback journal, straight into the
       // main file, so its header identifies it before WAL mode is switched on.
       if (fresh) schema::migrate(db_, path);
-      sql::Stmt wal(db_, "PRAGMA journal_mode = WAL");
-      if (!wal.step() || wal.text(0) != "wal")
-        throw RuntimeFailure("cannot switch '" + path + "' to WAL mode");
+      {
+        // Scoped: a statement left mid-row would make the migration's COMMIT below fail.
+        sql::Stmt wal(db_, "PRAGMA journal_mode = WAL");
+        if (!wal.step() || wal.text(0) != "wal")
+          throw RuntimeFailure("cannot switch '" + path + "' to WAL mode");
+      }
       sql::exec(db_, "PRAGMA synchronous = NORMAL");
       if (!fresh) schema::migrate(db_, path);
     }

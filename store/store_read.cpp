@@ -51,7 +51,7 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
     sql::Stmt s(db,
                 "SELECT r.id, r.status, r.started_at, r.finished_at, r.git_state, r.git_commit, "
                 "r.git_branch, r.git_subject, r.git_time, r.git_dirty, r.git_repo_path, "
-                "e.fingerprint, r.config FROM runs r "
+                "e.fingerprint, r.config, r.git_remote FROM runs r "
                 "JOIN environments e ON e.id = r.environment_id" +
                     where + " ORDER BY r.id");
     bind_param(s, sel, param);
@@ -70,6 +70,7 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
       r.git.repo_path = s.text(10);
       r.env = env_from_json(s.text(11));
       r.config_json = s.text(12);
+      r.git.remote = s.opt_text(13);
       run_index[r.id] = runs.size();
       runs.push_back(std::move(r));
     }

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "common/errors.h"
+#include "common/git_remote.h"
 #include "core/cell_key_io.h"
 #include "store/store_internal.h"
 #include "store/validate.h"
@@ -23,8 +24,8 @@ int64_t insert_run_row(sqlite3* db, const Run& run, const std::optional<std::str
       db,
       "INSERT INTO runs(status, started_at, finished_at, git_state, git_commit, git_branch, "
       "git_subject, git_time, git_dirty, git_repo_path, history_time, environment_id, "
-      "config, content_hash) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+      "config, content_hash, git_remote) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
   s.bind(1, to_string(run.status)).bind(2, started);
   if (run.finished_at.empty())
     s.bind_null(3);
@@ -41,6 +42,11 @@ int64_t insert_run_row(sqlite3* db, const Run& run, const std::optional<std::str
       .bind(12, env_id)
       .bind(13, run.config_json)
       .bind(14, hash);
+  // Redacted here too: an ingested document from any client never stores a credential.
+  if (run.git.remote)
+    s.bind(15, redact_remote_url(*run.git.remote));
+  else
+    s.bind_null(15);
   s.run();
   return sqlite3_last_insert_rowid(db);
 }

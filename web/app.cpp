@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "common/errors.h"
+#include "common/git_remote.h"
 
 namespace pg::web {
 
@@ -94,6 +95,15 @@ std::shared_ptr<const std::map<std::string, int64_t>> App::branches(uint64_t gen
   });
 }
 
+std::string App::repo_url(uint64_t gen) {
+  if (!opt_.repo_url.empty()) return opt_.repo_url;
+  return *repo_url_.get("all", gen, [this] {
+    auto remote = store().latest_git_remote();
+    auto web = remote ? remote_web_url(*remote) : std::nullopt;
+    return std::make_shared<const std::string>(web.value_or(""));
+  });
+}
+
 std::string App::main_branch(uint64_t gen) {
   if (!opt_.main_branch.empty()) return opt_.main_branch;
   auto b = branches(gen);
@@ -109,17 +119,7 @@ std::string App::main_branch(uint64_t gen) {
 std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_t gen,
                                                    std::optional<std::string> branch_opt) {
   const std::string branch = branch_opt ? *branch_opt : main_branch(gen);
-  std::shared_ptr<ViewSlot> slot;
-  {
-    std::lock_guard lk(slots_mutex_);
-    auto& s = view_slots_[{id, m, branch}];
-    if (!s) {
-      // Ids a client made up get no slot once they prove unknown (below), so this stays bounded
-      // by the real series times the metrics.
-      s = std::make_shared<ViewSlot>();
-    }
-    slot = s;
-  }
+  std::shared_ptr<ViewSlot> slot = slot_for(id, m, branch);
   std::lock_guard lk(slot->m);
   if (slot->view && slot->generation >= gen) return slot->view;
   auto versions = versions_.get("all", gen, [this] {
@@ -140,12 +140,30 @@ std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_
   }
   // The version is read before the samples: a cell committed in between makes the view newer
   // than its version, and the next look recomputes once more -- never the other way round.
-  slot->view = std::make_shared<const SeriesView>(build_series_view(
-      *info, store().series_samples(id, /*with_samples=*/false), m,
-      SeriesRules{opt_.gate_settings.gate.alpha, opt_.gate_settings.gate.min_effect, branch}));
+  const SeriesRules rules{opt_.gate_settings.gate.alpha, opt_.gate_settings.gate.min_effect, branch};
+  // The default view (what the overview and the regressions need of every series) is kept in
+  // the store's view cache: a restart reads it instead of recomputing (app_warm.cpp).
+  const bool cached_kind = m == Metric::tpot_ms && branch == main_branch(gen);
+  std::shared_ptr<const SeriesView> view =
+      cached_kind ? cached_view(*info, current, rules) : nullptr;
+  if (!view) {
+    view = std::make_shared<const SeriesView>(
+        build_series_view(*info, store().series_samples(id, /*with_samples=*/false), m, rules));
+    if (cached_kind) persist_view(*view, current);
+  }
+  slot->view = std::move(view);
   slot->version = current;
   slot->generation = gen;
   return slot->view;
+}
+
+std::shared_ptr<App::ViewSlot> App::slot_for(int64_t id, Metric m, const std::string& branch) {
+  std::lock_guard lk(slots_mutex_);
+  auto& s = view_slots_[{id, m, branch}];
+  // Ids a client made up get no slot once they prove unknown (series_view), so this stays bounded
+  // by the real series times the metrics.
+  if (!s) s = std::make_shared<ViewSlot>();
+  return s;
 }
 
 std::vector<std::shared_ptr<const SeriesView>> App::all_views(uint64_t gen,

@@ -66,12 +66,19 @@ class App {
   // settings come from the options.
   std::shared_ptr<const SeriesView> series_view(int64_t id, Metric m, uint64_t gen,
                                                 std::optional<std::string> branch = {});
+  // Start-up: makes every series' default view (tpot_ms, main branch) ready, on up to `threads`
+  // threads: from the store's view cache where the series has not changed since the view was
+  // kept, else computed (and kept for the next start). Stops early when `stop` is set.
+  void warm(const std::atomic<bool>& stop, unsigned threads);
   // Every series' tpot view, in series id order.
   std::vector<std::shared_ptr<const SeriesView>> all_views(uint64_t gen,
                                                            std::optional<std::string> branch = {});
   // --main-branch, else "main", else "master", else the branch with the most runs; empty when no
   // run names a branch (then nothing is filtered).
   std::string main_branch(uint64_t gen);
+  // The repository's web URL for commit links: --repo-url when given, else the one the latest
+  // run's git remote names (common/git_remote.h); empty when neither is known.
+  std::string repo_url(uint64_t gen);
   // Branch name -> runs, for the branch filter.
   std::shared_ptr<const std::map<std::string, int64_t>> branches(uint64_t gen);
 
@@ -94,6 +101,7 @@ class App {
   int64_t last_data_version_ = -1;
   GenerationCache<std::vector<SeriesInfo>> series_list_{4};
   GenerationCache<std::map<std::string, int64_t>> branches_{4};
+  GenerationCache<std::string> repo_url_{4};
   GenerationCache<std::map<int64_t, Store::SeriesVersion>> versions_{4};
   struct ViewSlot {
     std::mutex m;
@@ -101,6 +109,17 @@ class App {
     Store::SeriesVersion version;
     std::shared_ptr<const SeriesView> view;
   };
+  std::shared_ptr<ViewSlot> slot_for(int64_t id, Metric m, const std::string& branch);
+  // Keeps a freshly computed default view in the store's view cache; best effort (a busy or
+  // read-only database just means the next start computes it again).
+  void persist_view(const SeriesView& v, const Store::SeriesVersion& version);
+  // The kept view when it was made from `version` of the series; else nullptr.
+  std::shared_ptr<const SeriesView> cached_view(const SeriesInfo& info,
+                                                const Store::SeriesVersion& version,
+                                                const SeriesRules& rules);
+  std::mutex persist_mutex_;
+  std::unique_ptr<Store> persist_store_;
+  bool persist_failed_ = false;
   std::mutex slots_mutex_;
   std::map<std::tuple<int64_t, Metric, std::string>, std::shared_ptr<ViewSlot>> view_slots_;
   GenerationCache<CachedBody> bodies_{2048};

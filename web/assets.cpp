@@ -33,7 +33,7 @@ const std::map<std::string_view, Asset>& assets() {
   static const std::map<std::string_view, Asset> table = [] {
     std::map<std::string_view, Asset> t;
     for (const RawAsset& raw : raw_assets()) {
-      Asset a;
+      Asset& a = t[raw.name];
       a.name = raw.name;
       a.content_type = content_type_for(a.name);
       a.body = std::string_view(raw.begin, static_cast<size_t>(raw.end - raw.begin));
@@ -41,8 +41,6 @@ const std::map<std::string_view, Asset>& assets() {
       std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(a.body)));
       a.version = std::string(hex, 12);
       a.etag = "\"" + std::string(hex) + "\"";
-      a.gzipped = gzip_compress(a.body, 6);
-      t.emplace(a.name, std::move(a));
     }
     return t;
   }();
@@ -50,6 +48,11 @@ const std::map<std::string_view, Asset>& assets() {
 }
 
 }  // namespace
+
+const std::string& Asset::gzipped() const {
+  std::call_once(gz_once_, [this] { gz_ = gzip_compress(body, 6); });
+  return gz_;
+}
 
 const Asset* find_asset(std::string_view name) {
   const auto& t = assets();

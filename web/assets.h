@@ -1,6 +1,7 @@
 // The static assets compiled into the binary (see web/CMakeLists.txt). Served from /static/NAME
 // only by exact name lookup: a request path is never turned into a file-system path.
 #pragma once
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +21,13 @@ struct Asset {
   std::string_view body;
   std::string etag;     // quoted strong validator from the content hash
   std::string version;  // short hash for cache-busting URLs (?v=...)
-  std::string gzipped;  // the body gzip-compressed once, sent to clients that accept gzip
+  // The body gzip-compressed on first use (not at start-up: plotly.js takes a while), sent to
+  // clients that accept gzip.
+  const std::string& gzipped() const;
+
+ private:
+  mutable std::once_flag gz_once_;
+  mutable std::string gz_;
 };
 
 // nullptr when no asset has exactly this name.

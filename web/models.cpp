@@ -66,7 +66,7 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
   std::map<std::string, std::set<int>> int_opts;
   std::map<std::pair<std::string, std::string>, size_t> group_index;
   m.branch = app.main_branch(gen);
-  m.repo_url = app.options().repo_url;
+  m.repo_url = app.repo_url(gen);
   m.alpha = app.options().gate_settings.gate.alpha;
   m.min_effect = app.options().gate_settings.gate.min_effect;
   auto regressions = build_regressions(app, gen);
@@ -174,7 +174,7 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
   t.metric = metric;
   t.main_branch = app.main_branch(gen);
   t.branch = branch.value_or(t.main_branch);
-  t.repo_url = app.options().repo_url;
+  t.repo_url = app.repo_url(gen);
   for (const auto& [name, runs] : *app.branches(gen)) t.branches.push_back(name);
   for (int64_t id : ids) {
     auto v = app.series_view(id, metric, gen, t.branch);

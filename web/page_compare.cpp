@@ -88,6 +88,64 @@ std::string change_text(const CellComparison& c) {
   return t;
 }
 
+// What the gate could have seen (docs/STATISTICS.md, "Minimum detectable effect"): said next to
+// the verdict, and plainly when a pass could hide a slowdown of the gate's own min effect.
+std::string power_text(const GateResult& r) {
+  const auto pct_or = [](const std::optional<double>& v) {
+    return v ? pct(*v) : std::string("none (too few repetitions)");
+  };
+  const std::string power = pct_setting(r.options.power);
+  std::string h;
+  if (r.underpowered) {
+    h += "<div class=\"card blind\" id=\"gate-blind\"><b>This gate was blind to its own min "
+         "effect.</b> It sees a slowdown of one cell from <b>" +
+         pct_or(r.mde) + "</b> (with " + power + " power), larger than the min effect of " +
+         pct_setting(r.options.min_effect) +
+         ": a \"pass\" or \"unchanged\" here does not rule out a "
+         "slowdown of that size. Measure more runs per side to see smaller changes.</div>";
+  }
+  h += "<p class=\"muted small\" id=\"gate-power\">Minimum detectable effect (" + power +
+       " power): one cell " + pct_or(r.mde) + ", every cell alike " + pct_or(r.mde_all_cells) +
+       " · min effect " + pct_setting(r.options.min_effect) + " (" +
+       html_escape(r.options.min_effect_source) + ") · drift between runs " +
+       (r.drift_estimated ? "estimated" : "not estimated (fewer than 2 runs a side)");
+  if (r.options.max_looks > 1) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " · look %d of %d, alpha %.3g per look · next: ", r.options.look,
+                  r.options.max_looks, r.alpha_per_look);
+    h += buf + html_escape(to_string(r.next));
+  }
+  if (r.measured_seconds > 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " · %.1f s measured", r.measured_seconds);
+    h += buf;
+  }
+  return h + "</p>";
+}
+
+// The cell's MDE, flagged when above the min effect, with the variance behind it on hover.
+std::string mde_cell(const CellComparison& c, double min_effect) {
+  std::string title = "CI method: " + (c.ci_method.empty() ? std::string("-") : c.ci_method);
+  if (c.runs_ratio) title += " · run-level ratio " + pct(*c.runs_ratio - 1.0);
+  char buf[96];
+  if (c.run_sd) {
+    std::snprintf(buf, sizeof buf, " · sd between runs %.2f%%", 100.0 * *c.run_sd);
+    title += buf;
+  }
+  if (c.rep_sd) {
+    std::snprintf(buf, sizeof buf, " · sd within a run %.2f%%", 100.0 * *c.rep_sd);
+    title += buf;
+  }
+  const bool blind = c.mde && *c.mde > min_effect;
+  std::string text = c.mde ? pct(*c.mde) : "–";
+  if (blind)
+    text = "<span class=\"blind-cell\" title=\"above the min effect\">⚠ " + text + "</span>";
+  std::optional<double> v;
+  if (c.mde) v = 100.0 * *c.mde;
+  std::string td = num_cell(v, text, "hide-narrow mde");
+  return td.insert(3, " title=\"" + html_escape(title) + "\"");
+}
+
 std::string with_device(const CompareView& v, const std::string& device) {
   return "/compare?base=" + url_encode(v.info.base_spelled) +
          "&head=" + url_encode(v.info.head_spelled) +
@@ -145,6 +203,7 @@ std::string answer(const CompareView& v, const CommitCatalog& catalog) {
     h += "<p class=\"muted\">Runs of device <b>" + html_escape(v.device) +
          "</b> only · <a href=\"" + html_escape(with_device(v, "")) + "\">all runs</a></p>";
   }
+  h += power_text(r);
   for (const auto& w : r.warnings) h += "<p>⚠ " + html_escape(w) + "</p>";
   // Notes once: the report's, then each distinct cell note with how many cells it concerns.
   std::map<std::string, int> cell_notes;
@@ -180,7 +239,8 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
       "<div class=\"card scroll\"><table id=\"compare-table\" class=\"sortable\"><thead><tr>"
       "<th>cell</th><th class=\"hide-narrow\">device</th>"
       "<th class=\"num hide-narrow\">base median</th><th class=\"num hide-narrow\">head median</th>"
-      "<th class=\"num\">change [95% CI]</th><th class=\"num hide-narrow\">p adj.</th>"
+      "<th class=\"num\">change [95% CI]</th><th class=\"num hide-narrow\" title=\"minimum "
+      "detectable effect of this cell\">MDE</th><th class=\"num hide-narrow\">p adj.</th>"
       "<th>verdict</th><th class=\"hide-narrow\">runs (base / head)</th></tr></thead><tbody>";
   for (size_t i = 0; i < r.cells.size(); ++i) {
     const CellComparison& c = r.cells[i];
@@ -199,6 +259,7 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
     std::optional<double> change;
     if (c.ratio) change = 100.0 * (*c.ratio - 1.0);
     h += num_cell(change, change_text(c));
+    h += mde_cell(c, r.options.min_effect);
     h += num_cell(c.p_adjusted, c.p_adjusted ? fmt_num(*c.p_adjusted) : "", "hide-narrow");
     const std::string cv = to_string(c.verdict);
     h += "<td data-v=\"" + html_escape(cv) + "\"><span class=\"badge " + html_escape(cv) + "\">" +

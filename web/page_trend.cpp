@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "core/cell_label.h"
+#include "web/assets.h"
 #include "web/html.h"
 #include "web/pages.h"
 
@@ -167,7 +168,12 @@ std::string render_trend_page(const TrendModel& m) {
               : ".") +
          "</div>";
   } else {
-    h += "<div class=\"card\"><div id=\"chart\"></div><noscript>The chart needs JavaScript; "
+    // plotly.js (4.8 MB) is not in the page head: trend.js loads it once the page is painted and
+    // the chart is on screen, so the tables and controls never wait for it.
+    h += "<div class=\"card\"><div id=\"chart\" data-plotly=\"" +
+         html_escape(asset_url("plotly.min.js")) +
+         "\"><p class=\"muted chart-loading\">Loading the chart…</p></div><noscript>The chart "
+         "needs JavaScript; "
          "the tables below and the JSON twin hold the same data.</noscript></div>";
     h += "<script type=\"application/json\" id=\"trend-data\">" + json_for_script(trend_json(m)) +
          "</script>";
@@ -175,7 +181,7 @@ std::string render_trend_page(const TrendModel& m) {
   for (const auto& v : m.views) h += series_details(*v, m.repo_url);
   const std::string twin = single ? "/api/v1/series/" + ids + "?metric=" + cur.name
                                   : "/api/v1/trend?ids=" + url_encode(ids) + "&metric=" + cur.name;
-  PageFrame f{title, "overview", twin, {"common.js", "plotly.min.js", "trend.js"}};
+  PageFrame f{title, "overview", twin, {"common.js", "trend.js"}};
   return render_frame(f, h);
 }
 

@@ -166,10 +166,10 @@ void register_run_routes(httplib::Server& http, App& app) {
              std::vector<int64_t> series;
              for (const auto& c : run->cells)
                series.push_back(s.find_series(c.key, run->env).value_or(0));
-             send_text(
-                 req, res, 200,
-                 render_run_page(*run, series, parent_commit(app, *run), app.options().repo_url),
-                 kHtmlType);
+             send_text(req, res, 200,
+                       render_run_page(*run, series, parent_commit(app, *run),
+                                       app.repo_url(app.generation())),
+                       kHtmlType);
            }));
 
   // A content-reader handler: cpp-httplib's own body reading (which would cap a body sent as form

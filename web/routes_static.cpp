@@ -22,7 +22,7 @@ void register_static_routes(httplib::Server& http) {
              const std::string type(a->content_type);
              if (client_accepts_gzip()) {
                res.set_header("Content-Encoding", "gzip");
-               res.set_content(a->gzipped, type.c_str());
+               res.set_content(a->gzipped(), type.c_str());
              } else {
                res.set_content(a->body.data(), a->body.size(), type.c_str());
              }

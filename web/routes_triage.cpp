@@ -43,7 +43,7 @@ void register_triage_routes(httplib::Server& http, App& app) {
              const uint64_t gen = app.generation();
              auto body = app.body_cache().get("regressions-page", gen, [&] {
                return std::make_shared<const CachedBody>(
-                   render_regressions_page(*build_regressions(app, gen), app.options().repo_url),
+                   render_regressions_page(*build_regressions(app, gen), app.repo_url(gen)),
                    kHtmlType);
              });
              send_cached(req, res, *body);

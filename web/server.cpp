@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -155,7 +156,7 @@ Server::Server(ServeOptions opt) {
   if (opt.threads < 1 || opt.threads > 1024) throw UsageError("--threads must be in 1..1024");
   { Store check(opt.db_path); }  // not a perfgate database, or from a newer perfgate: UsageError
   impl_ = std::make_unique<Impl>(std::move(opt));
-  find_asset("style.css");  // builds the asset table (and gzips plotly) before the first request
+  find_asset("style.css");  // builds the asset table (hashes) before the first request
 
   auto& http = impl_->http;
   App& app = impl_->app;
@@ -225,11 +226,10 @@ void Server::serve() {
   Impl* impl = impl_.get();
   impl->warmer = std::thread([impl] {
     try {
-      const uint64_t gen = impl->app.generation();
-      for (const SeriesInfo& s : *impl->app.series_list(gen)) {
-        if (impl->stopping) break;
-        impl->app.series_view(s.id, Metric::tpot_ms, gen);
-      }
+      impl->app.warm(impl->stopping, std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+      // Then the chart bundle's gzip, so the first chart does not wait for it.
+      if (!impl->stopping)
+        if (const Asset* a = find_asset("plotly.min.js")) a->gzipped();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "perfgate serve: warming the caches failed: %s\n", e.what());
     }

@@ -47,6 +47,19 @@ TEST(Fingerprint, CleanRepository) {
   EXPECT_EQ(g.repo_path, dir.str());
 }
 
+TEST(Fingerprint, OriginRemoteIsKeptWithoutItsCredentials) {
+  TempDir dir;
+  make_repo_with_commit(dir);
+  EXPECT_FALSE(read_git_info(dir.str()).remote) << "no origin: nothing to link to";
+  git(dir.path(), {"remote", "add", "origin",
+                   "https://ci-bot:ghp_SECRETtoken123@git.example.com/org/model.git"});
+  const GitInfo g = read_git_info(dir.str());
+  ASSERT_TRUE(g.remote);
+  EXPECT_EQ(*g.remote, "https://git.example.com/org/model.git");
+  git(dir.path(), {"remote", "set-url", "origin", "git@github.com:org/model.git"});
+  EXPECT_EQ(read_git_info(dir.str()).remote, "git@github.com:org/model.git");
+}
+
 TEST(Fingerprint, UntrackedFilesDoNotMakeItDirtyTrackedChangesDo) {
   TempDir dir;
   make_repo_with_commit(dir);

@@ -96,6 +96,25 @@ TEST(Store, MigratesAnEmptyFileToTheCurrentSchema) {
   EXPECT_EQ(again.run_count(), 1);
 }
 
+TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
+  // A database as perfgate wrote it before schema step 3 (view cache) and 4 (git remote): the
+  // migration must run on an existing WAL database with runs, not only on a fresh file.
+  TempDir dir;
+  const std::string path = dir.file("old.db");
+  {
+    Store s(path);
+    write_run(s, test::sample_run());
+  }
+  raw_exec(path,
+           "DROP TABLE view_cache; ALTER TABLE runs DROP COLUMN git_remote; "
+           "PRAGMA user_version = 2");
+  Store s(path);
+  EXPECT_EQ(pragma_int(s, "PRAGMA user_version"), Store::schema_version());
+  EXPECT_EQ(s.run_count(), 1);
+  EXPECT_EQ(pragma_int(s, "SELECT count(*) FROM view_cache"), 0);
+  EXPECT_EQ(pragma_int(s, "SELECT count(*) FROM runs WHERE git_remote IS NULL"), 1);
+}
+
 struct ForeignFile {
   const char* name;
   void (*make)(const std::string& path);

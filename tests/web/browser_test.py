@@ -6,7 +6,8 @@ Checks: the trend chart draws one point per main-branch commit (feature branches
 hovering a point shows its SHA; clicking a point opens the compare of its commit with its parent,
 whose cells lead back to the trend; the zoom lands in the URL; the compare table sorts on a header
 click; a regression is acknowledged from the regressions page; every badge and button reaches
-WCAG AA contrast in dark mode (ratios computed from the computed styles); a 1,000-commit series
+WCAG AA contrast in dark mode (ratios computed from the computed styles), and every chart line
+(grid, axes, data, whiskers, change points) reaches 3:1 there; a 1,000-commit series
 draws with thinned tick labels; hostile subjects stay text; no page logs a console error. Load
 times are printed (docs/PERFORMANCE_WEB.md). Screenshots go to --out (phone, desktop and 4K), and with
 --publish DIR also to DIR (docs/screenshots).
@@ -23,6 +24,8 @@ import time
 import urllib.request
 
 from playwright.sync_api import sync_playwright
+
+from chart_contrast import chart_line_contrast
 
 FAILURES = []
 TIMINGS = {}
@@ -316,6 +319,11 @@ def main():
                       f"lowest {min(r['ratio'] for r in ratios):.2f}:1")
                 if path.startswith("/series"):
                     dark.wait_for_selector("body[data-chart-ready]", timeout=30000)
+                    lines = chart_line_contrast(dark)
+                    kinds = {w.split()[0] for w, _ in lines}
+                    low = sorted({f"{w} {r:.2f}" for w, r in lines if r < 3.0})
+                    check({"grid", "lines", "whiskers", "shapes"} <= kinds and not low,
+                          f"dark chart: {len(lines)} lines ({sorted(kinds)}) all >= 3:1; below: {low[:6]}")
                     shoot(dark, "trend-dark")
                 if path == "/":
                     shoot(dark, "overview-dark")

@@ -89,7 +89,9 @@ TEST_F(Pages, OverviewFiltersStayInTheUrlAndAreEscaped) {
 TEST_F(Pages, TrendPageEmbedsEscapedJsonAndPlotly) {
   const std::string t = "/series/" + std::to_string(series_id(1));
   const std::string html = page(t);
-  EXPECT_NE(html.find("/static/plotly.min.js?v="), std::string::npos);
+  // plotly.js is named for trend.js to load after the first paint, not loaded by the head.
+  EXPECT_NE(html.find("data-plotly=\"/static/plotly.min.js?v="), std::string::npos);
+  EXPECT_EQ(html.find("<script defer src=\"/static/plotly.min.js"), std::string::npos);
   EXPECT_NE(html.find("id=\"trend-data\""), std::string::npos);
   EXPECT_NE(html.find("\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);  // the table
@@ -120,6 +122,10 @@ TEST_F(Pages, ComparePageShowsTheSortableTableAndEscapedBranches) {
   EXPECT_NE(html.find("id=\"compare-table\" class=\"sortable\""), std::string::npos);
   EXPECT_NE(html.find(">regression</span>"), std::string::npos);
   EXPECT_NE(html.find("/static/compare.js"), std::string::npos);
+  // The gate's power: its minimum detectable effect, per gate and per cell.
+  EXPECT_NE(html.find("id=\"gate-power\""), std::string::npos);
+  EXPECT_NE(html.find("Minimum detectable effect"), std::string::npos);
+  EXPECT_NE(html.find(">MDE</th>"), std::string::npos);
   const std::string bad = page("/compare?base=%3Cscript%3Ealert(1)%3C/script%3E&head=main", 404);
   EXPECT_NE(bad.find("unknown revision &#39;&lt;script&gt;"), std::string::npos);
   expect_only_own_scripts(bad, "/compare?base=<script>");

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test) of the trend page in a real browser: Debian's chromium through
+Playwright against `perfgate serve` on loopback, over a 1,000-commit series written by web_seed.
+
+For each of N tries in a fresh browser context (cold: nothing cached) and then again in the same
+context (warm: assets from the browser cache), it reports the first contentful paint and the time
+from navigation to the chart drawn (body[data-chart-ready]), as the median of the tries.
+
+Usage: .venv/bin/python bench/web_page_timing.py --perfgate build/perfgate \
+         --seed build/tests/web/web_seed [--tries 5] [--commits 1000]
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+from playwright.sync_api import sync_playwright
+
+
+def start_server(perfgate, db, log_path):
+    log = open(log_path, "w")
+    proc = subprocess.Popen([perfgate, "serve", "--db", db, "--port", "0"], stderr=log,
+                            stdout=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        with open(log_path) as f:
+            m = re.search(r"listening on http://[^ ]*:(\d+)/", f.read())
+        if m:
+            return proc, int(m.group(1))
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("perfgate serve did not start:\n" + open(log_path).read())
+
+
+def measure(page, url):
+    t0 = time.time()
+    page.goto(url)
+    page.wait_for_selector("body[data-chart-ready]", timeout=120000)
+    chart_ms = (time.time() - t0) * 1000
+    fcp = page.evaluate("(performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime")
+    return fcp, chart_ms
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--perfgate", required=True)
+    ap.add_argument("--seed", required=True)
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--tries", type=int, default=5)
+    ap.add_argument("--commits", type=int, default=1000)
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="perfgate-page-timing-")
+    db = os.path.join(tmp, "big.db")
+    subprocess.run([args.seed, "--db", db, "--commits", str(args.commits), "--step-at",
+                    str(args.commits * 7 // 10), "--models", "tiny", "--batch-sizes", "1",
+                    "--seq-lens", "64", "--gen-tokens", "16", "--reps", "5"], check=True,
+                   stdout=subprocess.DEVNULL)
+    server, port = start_server(args.perfgate, db, os.path.join(tmp, "serve.log"))
+    base = f"http://127.0.0.1:{port}"
+    results = {"cold": [], "warm": []}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=args.chromium, headless=True,
+                                        args=["--no-sandbox", "--disable-gpu"])
+            url = f"{base}/series/1"
+            # One throw-away load so serve's caches are warm: the browser is what is measured.
+            ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+            measure(ctx.new_page(), url)
+            ctx.close()
+            for _ in range(args.tries):
+                ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+                results["cold"].append(measure(ctx.new_page(), url))
+                results["warm"].append(measure(ctx.new_page(), url))
+                ctx.close()
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"trend page of a {args.commits}-commit series, median of {args.tries} tries")
+    print("| browser cache | first contentful paint (ms) | chart drawn (ms) |")
+    print("| --- | ---: | ---: |")
+    for k, v in results.items():
+        fcp = statistics.median(x[0] for x in v if x[0] is not None)
+        chart = statistics.median(x[1] for x in v)
+        print(f"| {k} | {fcp:.0f} | {chart:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
