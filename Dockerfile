@@ -35,9 +35,12 @@ RUN apt-get update -qq \
 # Only what setup.sh reads, so that editing the sources does not reinstall the dependencies.
 COPY scripts/setup.sh scripts/setup.sh
 COPY requirements.txt requirements-lint.txt requirements-cuda.txt ./
-# The pip cache is a build cache mount: downloads are kept across builds, not in the image.
-RUN --mount=type=cache,target=/root/.cache/pip \
-    if [ "$VARIANT" = cpu ]; then \
+# The pip cache is a build cache mount: downloads are kept across builds, not in the image. Behind
+# a TLS-inspecting proxy, give pip its CA bundle as the build secret ca-bundle (docker build
+# --secret id=ca-bundle,src=/etc/ssl/certs/ca-certificates.crt); it is not kept in the image.
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle \
+    if [ -s /run/secrets/ca-bundle ]; then export PIP_CERT=/run/secrets/ca-bundle; fi \
+ && if [ "$VARIANT" = cpu ]; then \
       export PIP_INDEX_URL=https://download.pytorch.org/whl/cpu \
              PIP_EXTRA_INDEX_URL=https://pypi.org/simple; \
     elif [ "$VARIANT" != gpu ]; then echo "VARIANT must be gpu or cpu" >&2; exit 2; fi \
@@ -46,8 +49,9 @@ RUN --mount=type=cache,target=/root/.cache/pip \
 # The CUDA 13.0 compiler (nvcc, cicc, ptxas), its C runtime headers and CCCL, from NVIDIA's PyPI
 # wheels: they unpack into the torch wheel's nvidia/cu13, which then is a toolkit root. CMake's
 # FindCUDAToolkit links by unversioned names, which the wheels do not ship: they are made here.
-RUN --mount=type=cache,target=/root/.cache/pip \
-    if [ "$VARIANT" = gpu ]; then \
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle \
+    if [ -s /run/secrets/ca-bundle ]; then export PIP_CERT=/run/secrets/ca-bundle; fi \
+ && if [ "$VARIANT" = gpu ]; then \
       venv/bin/python3 -m pip install -q -r requirements-cuda.txt \
       && cuda=$(venv/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/nvidia/cu13 \
       && for so in "$cuda"/lib/lib*.so.[0-9]*; do \
@@ -66,7 +70,9 @@ COPY . .
 # The runtime tree in /stage (ci/scripts/stage_runtime.sh): perfgate, and of the venv only the
 # shared libraries of torch/lib and nvidia/*/lib, at the paths perfgate's RUNPATH names; and the
 # list of Debian packages owning the other libraries it links, which the runtime stage installs.
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPERFGATE_PYTHON=/opt/perfgate/venv/bin/python3 \
+# ccache's directory is a build cache mount: a rebuild after a source change recompiles only that.
+RUN --mount=type=cache,target=/root/.cache/ccache \
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPERFGATE_PYTHON=/opt/perfgate/venv/bin/python3 \
  && cmake --build build --target perfgate -j"$(nproc)" \
  && ./build/perfgate --version \
  && ci/scripts/stage_runtime.sh build/perfgate /stage \

@@ -8,6 +8,7 @@
 # Usage: scripts/build_image.sh [TARGET...]   (default: ci runtime quickstart)
 # Environment: PERFGATE_IMAGE=perfgate (image name; tags are :TARGET), VARIANT=gpu|cpu,
 #   PERFGATE_BASE=localhost/perfgate-base:bookworm (made with mmdebstrap when absent),
+#   PERFGATE_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt (pip's CA bundle, a build secret),
 #   BUILDAH_ISOLATION=chroot, STORAGE_DRIVER (buildah's; overlay where the kernel allows it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,13 +44,19 @@ if ! buildah inspect --type image "$base" >/dev/null 2>&1; then
   buildah commit --quiet --rm "$ctr" "$base" >/dev/null
 fi
 
+# pip's CA bundle (the build secret ca-bundle): this machine's, which trusts a TLS-inspecting
+# proxy where the machine does.
+ca=${PERFGATE_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
+secret=()
+[ -s "$ca" ] && secret=(--secret "id=ca-bundle,src=$ca")
+
 # --layers keeps each step's result, so the second target reuses deps and build; the Docker
 # image format keeps SHELL (bash with pipefail), which the OCI format drops.
 for target in "${targets[@]}"; do
   echo "build_image: $name:$target (VARIANT=$variant)"
   start=$(date +%s)
-  buildah bud --format docker --layers --pull=never --build-arg DEBIAN="$base" --build-arg VARIANT="$variant" \
-    --target "$target" --tag "$name:$target" .
+  buildah bud --format docker --layers --pull=never --build-arg DEBIAN="$base" \
+    --build-arg VARIANT="$variant" "${secret[@]}" --target "$target" --tag "$name:$target" .
   echo "build_image: $name:$target built in $(($(date +%s) - start)) s"
 done
 buildah images --filter reference="$name" --format '{{.Name}}:{{.Tag}} {{.Size}}'

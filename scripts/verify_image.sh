@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Runs the images scripts/build_image.sh built, as a user would, with buildah (no Docker engine):
+#   runtime   as its user 10001: ldd resolves every library, `perfgate --version`, a tiny CPU sweep
+#             in a git repository mounted read-only at /repo (another uid owns it) that is tagged
+#             with its commit, the same with --repo naming a mount elsewhere, and the layer sizes
+#   ci        as its user 10001, on a clone of this repository mounted read-only: CMake configures
+#             (LibTorch and the CUDA compiler from the venv), builds perfgate and the chosen test
+#             targets, and ctest runs the chosen tests (default: the lint, browser, scipy-oracle
+#             and Python-helper tests; PERFGATE_CI_TESTS and PERFGATE_CI_TARGETS change them)
+# Usage: scripts/verify_image.sh [runtime] [ci]   (default: both)
+# Environment: PERFGATE_IMAGE=perfgate, BUILDAH_ISOLATION=chroot.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+name=${PERFGATE_IMAGE:-perfgate}
+export BUILDAH_ISOLATION=${BUILDAH_ISOLATION:-chroot}
+ci_targets=${PERFGATE_CI_TARGETS:-perfgate web_seed pg_stats_tests}
+ci_tests=${PERFGATE_CI_TESTS:-^(ci[.]lint_workflows|web_browser|runner[.]perfgate_bench_py|stats_scipy_refs_live|ScipyRefs[.].*)$}
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(runtime ci)
+
+work=$(mktemp -d)
+containers=()
+cleanup() {
+  for c in "${containers[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+check() {
+  local what=$1
+  shift
+  if "$@"; then echo "ok   - $what"; else
+    echo "FAIL - $what"
+    failures=$((failures + 1))
+  fi
+}
+# start IMAGE: a fresh container of IMAGE for in(); in CMD...: runs CMD there as the image's user
+# 10001, with the mounts in the array `mounts`.
+start() {
+  ctr=$(buildah from --pull-never "$1")
+  containers+=("$ctr")
+}
+in() { buildah run --user 10001:10001 "${mounts[@]}" "$ctr" -- "$@"; }
+sweep=(--model tiny --device cpu --batch-sizes 1 --seq-lens 4 --gen-tokens 2 --warmup 0 --reps 2 --quiet)
+
+# A repository owned by another uid, as a checkout mounted from the host is.
+git clone -q "$root" "$work/repo"
+sha=$(git -C "$work/repo" rev-parse HEAD)
+chown -R 20000:20000 "$work/repo"
+mkdir -p "$work/data" && chown 10001 "$work/data"
+
+for part in "${parts[@]}"; do
+  case $part in
+  runtime)
+    start "$name:runtime"
+    mounts=(-v "$work/repo:/repo:ro" -v "$work/data:/data")
+    check "runtime: ldd finds every library of perfgate" \
+      in bash -c '! ldd /usr/local/bin/perfgate | grep "not found"'
+    check "runtime: perfgate --version runs as uid 10001" in perfgate --version
+    check "runtime: the working directory is /repo" test "$(in pwd)" = /repo
+    check "runtime: a tiny CPU sweep runs as uid 10001" in perfgate run "${sweep[@]}" --db /data/runtime.db
+    runs=$(in perfgate runs --db /data/runtime.db)
+    echo "$runs"
+    check "runtime: the sweep in /repo is tagged with its commit ${sha:0:12}" grep -q "${sha:0:12}" <<<"$runs"
+    mounts=(-v "$work/repo:/src/model:ro" -v "$work/data:/data")
+    check "runtime: the same with --repo /src/model" \
+      in perfgate run --repo /src/model "${sweep[@]}" --db /data/repo-flag.db
+    runs=$(in perfgate runs --db /data/repo-flag.db)
+    check "runtime: --repo /src/model tags the run with its commit" grep -q "${sha:0:12}" <<<"$runs"
+    echo "runtime: what takes the space"
+    # shellcheck disable=SC2016  # expanded in the container
+    in bash -c 'site=$(dirname "$(dirname "$(readelf -d /usr/local/bin/perfgate |
+      sed -n "s/.*runpath: \[\([^:]*torch\/lib\).*/\1/p")")")
+      du -sh --exclude=/proc --exclude=/sys --exclude=/dev --exclude=/data --exclude=/repo / \
+        /usr /usr/local/bin/perfgate "$site/torch/lib" "$site"/nvidia/* "$site"/nvidia/*/lib/* |
+        sort -rh | head -24' || true
+    ;;
+  ci)
+    start "$name:ci"
+    mounts=(-v "$work/repo:/src:ro")
+    # shellcheck disable=SC2016  # expanded in the container
+    check "ci: as uid 10001, configure + build ($ci_targets) + ctest '$ci_tests'" \
+      in bash -c 'set -euo pipefail; cd "$HOME"; id -u; nvcc --version | tail -1
+        cmake -S /src -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >cmake.log \
+          || { tail -40 cmake.log; exit 1; }
+        grep -E "torch prefix|CUDA nvcc|Caffe2: CUDA" cmake.log || true
+        cmake --build build -j"$(nproc)" --target '"$ci_targets"' >build.log \
+          || { tail -40 build.log; exit 1; }
+        ctest --test-dir build --output-on-failure -R "'"$ci_tests"'"'
+    ;;
+  *)
+    echo "verify_image: unknown part $part (runtime or ci)" >&2
+    exit 2
+    ;;
+  esac
+done
+
+echo "image sizes:"
+buildah images --filter reference="$name" --format '{{.Name}}:{{.Tag}} {{.Size}}'
+echo "$failures failed"
+[ "$failures" -eq 0 ]
