@@ -49,6 +49,8 @@ RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle 
 # The CUDA 13.0 compiler (nvcc, cicc, ptxas), its C runtime headers and CCCL, from NVIDIA's PyPI
 # wheels: they unpack into the torch wheel's nvidia/cu13, which then is a toolkit root. CMake's
 # FindCUDAToolkit links by unversioned names, which the wheels do not ship: they are made here.
+# (No chmod over /opt/perfgate: pip leaves it world-readable, and a chmod in a later step would
+# copy the whole venv into that step's layer.)
 RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle \
     if [ -s /run/secrets/ca-bundle ]; then export PIP_CERT=/run/secrets/ca-bundle; fi \
  && if [ "$VARIANT" = gpu ]; then \
@@ -59,8 +61,7 @@ RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle 
          done \
       && ln -sfn "$cuda" /opt/perfgate/cuda \
       && /opt/perfgate/cuda/bin/nvcc --version | tail -2; \
-    fi \
- && chmod -R a+rX /opt/perfgate
+    fi
 # /opt/perfgate/cuda links to the venv's nvidia/cu13 (GPU variant; absent for VARIANT=cpu).
 ENV CUDA_HOME=/opt/perfgate/cuda PATH=/opt/perfgate/cuda/bin:${PATH}
 

@@ -25,15 +25,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-failures=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then echo "ok   - $what"; else
-    echo "FAIL - $what"
-    failures=$((failures + 1))
-  fi
-}
+# shellcheck source=tests/common/check.sh
+source "$root/tests/common/check.sh"
 # start IMAGE: a fresh container of IMAGE for in(); in CMD...: runs CMD there as the image's user
 # 10001, with the mounts in the array `mounts`.
 start() {
@@ -97,5 +90,5 @@ done
 
 echo "image sizes:"
 buildah images --filter reference="$name" --format '{{.Name}}:{{.Tag}} {{.Size}}'
-echo "$failures failed"
+echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
