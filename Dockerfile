@@ -48,7 +48,8 @@ RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle 
  && rm -rf /var/lib/apt/lists/*
 # The CUDA 13.0 compiler (nvcc, cicc, ptxas), its C runtime headers and CCCL, from NVIDIA's PyPI
 # wheels: they unpack into the torch wheel's nvidia/cu13, which then is a toolkit root. CMake's
-# FindCUDAToolkit links by unversioned names, which the wheels do not ship: they are made here.
+# FindCUDAToolkit links by unversioned names and nvcc looks in lib64 and targets/x86_64-linux, as
+# in NVIDIA's toolkit layout; the wheels ship none of these links: they are made here.
 # (No chmod over /opt/perfgate: pip leaves it world-readable, and a chmod in a later step would
 # copy the whole venv into that step's layer.)
 RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle \
@@ -59,6 +60,9 @@ RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle 
       && for so in "$cuda"/lib/lib*.so.[0-9]*; do \
            base=${so%%.so.*}.so; [ -e "$base" ] || ln -s "$(basename "$so")" "$base"; \
          done \
+      && ln -sfn lib "$cuda/lib64" && mkdir -p "$cuda/targets/x86_64-linux" \
+      && ln -sfn ../../include "$cuda/targets/x86_64-linux/include" \
+      && ln -sfn ../../lib "$cuda/targets/x86_64-linux/lib" \
       && ln -sfn "$cuda" /opt/perfgate/cuda \
       && /opt/perfgate/cuda/bin/nvcc --version | tail -2; \
     fi
@@ -110,11 +114,12 @@ COPY --from=build /stage/opt /opt
 COPY --from=build /stage/usr/local/bin/perfgate /usr/local/bin/perfgate
 COPY ci/sweeps /opt/perfgate/ci/sweeps
 # Runs are tagged with the commit of the repository mounted at /repo (the working directory; or
-# name it with --repo), which belongs to the host's user: git must accept it. The store goes to
-# the /data volume. The build fails here if a library perfgate links is missing from the image.
+# one mounted elsewhere, named with --repo), which belongs to the host's user: git must accept it.
+# Every path is marked safe: the container sees only repositories its user mounted into it. The
+# store goes to the /data volume. The build fails here if a library perfgate links is missing.
 RUN useradd --create-home --uid 10001 perfgate \
  && mkdir -p /data /repo && chown 10001 /data \
- && git config --system --add safe.directory /repo \
+ && git config --system --add safe.directory '*' \
  && if ldd /usr/local/bin/perfgate | grep 'not found'; then exit 1; fi \
  && perfgate --version
 USER 10001
