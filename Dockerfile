@@ -47,7 +47,8 @@ RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle 
  && scripts/setup.sh --no-build \
  && rm -rf /var/lib/apt/lists/*
 # The CUDA 13.0 compiler (nvcc, cicc, ptxas), its C runtime headers and CCCL, from NVIDIA's PyPI
-# wheels: they unpack into the torch wheel's nvidia/cu13, which then is a toolkit root. CMake's
+# wheels (requirements-cuda.txt; and cuda_profiler_api.h, which runner/lm/cuda_support.cpp
+# includes): they unpack into the torch wheel's nvidia/cu13, which then is a toolkit root. CMake's
 # FindCUDAToolkit links by unversioned names and nvcc looks in lib64 and targets/x86_64-linux, as
 # in NVIDIA's toolkit layout; the wheels ship none of these links: they are made here.
 # (No chmod over /opt/perfgate: pip leaves it world-readable, and a chmod in a later step would
@@ -55,7 +56,7 @@ RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle 
 RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca-bundle \
     if [ -s /run/secrets/ca-bundle ]; then export PIP_CERT=/run/secrets/ca-bundle; fi \
  && if [ "$VARIANT" = gpu ]; then \
-      venv/bin/python3 -m pip install -q -r requirements-cuda.txt \
+      venv/bin/python3 -m pip install -q -r requirements-cuda.txt nvidia-cuda-profiler-api==13.0.85 \
       && cuda=$(venv/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/nvidia/cu13 \
       && for so in "$cuda"/lib/lib*.so.[0-9]*; do \
            base=${so%%.so.*}.so; [ -e "$base" ] || ln -s "$(basename "$so")" "$base"; \
