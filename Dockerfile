@@ -91,8 +91,10 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
 # change it.
 FROM deps AS ci
 COPY --from=build /stage/usr/local/bin/perfgate /usr/local/bin/perfgate
-# The workspace is mounted from the host and belongs to the runner's uid, not to this user.
+# The workspace is mounted from the host and belongs to the runner's uid, not to this user: git's
+# '*' accepts it for the git command line; perfgate's libgit2 takes exact paths (/repo here).
 RUN useradd --create-home --uid 10001 perfgate \
+ && git config --system --add safe.directory /repo \
  && git config --system --add safe.directory '*' \
  && perfgate --version
 ENV PATH=/opt/perfgate/venv/bin:${PATH} PERFGATE_PYTHON=/opt/perfgate/venv/bin/python3
@@ -114,12 +116,13 @@ RUN apt-get update -qq \
 COPY --from=build /stage/opt /opt
 COPY --from=build /stage/usr/local/bin/perfgate /usr/local/bin/perfgate
 COPY ci/sweeps /opt/perfgate/ci/sweeps
-# Runs are tagged with the commit of the repository mounted at /repo (the working directory; or
-# one mounted elsewhere, named with --repo), which belongs to the host's user: git must accept it.
-# Every path is marked safe: the container sees only repositories its user mounted into it. The
-# store goes to the /data volume. The build fails here if a library perfgate links is missing.
+# Runs are tagged with the commit of the repository mounted at /repo (the working directory, or
+# --repo /repo), which belongs to the host's user: git and libgit2 must accept it. libgit2 1.5
+# takes only exact paths from safe.directory (git's '*' serves the git command line). The store
+# goes to the /data volume. The build fails here if a library perfgate links is missing.
 RUN useradd --create-home --uid 10001 perfgate \
  && mkdir -p /data /repo && chown 10001 /data \
+ && git config --system --add safe.directory /repo \
  && git config --system --add safe.directory '*' \
  && if ldd /usr/local/bin/perfgate | grep 'not found'; then exit 1; fi \
  && perfgate --version

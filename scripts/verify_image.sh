@@ -2,8 +2,8 @@
 # Runs the images scripts/build_image.sh built, as a user would, with buildah (no Docker engine):
 #   runtime   as its user 10001: ldd resolves every library, `perfgate --version`, a tiny CPU sweep
 #             in a git repository mounted read-only at /repo (another uid owns it) that is tagged
-#             with its commit, the same with --repo naming a mount elsewhere, and the layer sizes
-#   ci        as its user 10001, on a clone of this repository mounted read-only: the venv's
+#             with its commit, the same from another directory with --repo, and what takes space
+#   ci        as its user 10001, on a clone of this repository mounted read-only at /repo: the venv's
 #             Python packages import, Playwright drives Debian's chromium, perfgate runs a sweep
 #             tagged with the clone's commit, CMake configures (LibTorch and the CUDA compiler from
 #             the venv), builds the chosen targets and ctest runs the chosen tests (default: the
@@ -30,13 +30,13 @@ cleanup() {
 trap cleanup EXIT
 # shellcheck source=tests/common/check.sh
 source "$root/tests/common/check.sh"
-# start IMAGE: a fresh container of IMAGE for in(); in CMD...: runs CMD there as the image's user
+# start IMAGE: a fresh container of IMAGE for inside(); inside CMD...: runs CMD there as the image's user
 # 10001, with the mounts in the array `mounts`.
 start() {
   ctr=$(buildah from --pull-never "$1")
   containers+=("$ctr")
 }
-in() { buildah run --user 10001:10001 "${mounts[@]}" "$ctr" -- "$@"; }
+inside() { buildah run --user 10001:10001 "${mounts[@]}" "$ctr" -- "$@"; }
 sweep=(--model tiny --device cpu --batch-sizes 1 --seq-lens 4 --gen-tokens 2 --warmup 0 --reps 2 --quiet)
 
 # A repository owned by another uid, as a checkout mounted from the host is.
@@ -51,43 +51,41 @@ for part in "${parts[@]}"; do
     start "$name:runtime"
     mounts=(-v "$work/repo:/repo:ro" -v "$work/data:/data")
     check "runtime: ldd finds every library of perfgate" \
-      in bash -c '! ldd /usr/local/bin/perfgate | grep "not found"'
-    check "runtime: perfgate --version runs as uid 10001" in perfgate --version
-    check "runtime: the working directory is /repo" test "$(in pwd)" = /repo
-    check "runtime: a tiny CPU sweep runs as uid 10001" in perfgate run "${sweep[@]}" --db /data/runtime.db
-    runs=$(in perfgate runs --db /data/runtime.db)
+      inside bash -c '! ldd /usr/local/bin/perfgate | grep "not found"'
+    check "runtime: perfgate --version runs as uid 10001" inside perfgate --version
+    check "runtime: the working directory is /repo" test "$(inside pwd)" = /repo
+    check "runtime: a tiny CPU sweep runs as uid 10001" inside perfgate run "${sweep[@]}" --db /data/runtime.db
+    runs=$(inside perfgate runs --db /data/runtime.db)
     echo "$runs"
     check "runtime: the sweep in /repo is tagged with its commit ${sha:0:12}" grep -q "${sha:0:12}" <<<"$runs"
-    mounts=(-v "$work/repo:/src/model:ro" -v "$work/data:/data")
-    check "runtime: the same with --repo /src/model" \
-      in perfgate run --repo /src/model "${sweep[@]}" --db /data/repo-flag.db
-    runs=$(in perfgate runs --db /data/repo-flag.db)
-    check "runtime: --repo /src/model tags the run with its commit" grep -q "${sha:0:12}" <<<"$runs"
+    check "runtime: the same from /tmp with --repo /repo" \
+      inside bash -c "cd /tmp && perfgate run --repo /repo ${sweep[*]} --db /data/repo-flag.db"
+    runs=$(inside perfgate runs --db /data/repo-flag.db)
+    check "runtime: --repo /repo tags the run with its commit" grep -q "${sha:0:12}" <<<"$runs"
     echo "runtime: what takes the space"
     # shellcheck disable=SC2016  # expanded in the container
-    in bash -c 'site=$(dirname "$(dirname "$(readelf -d /usr/local/bin/perfgate |
-      sed -n "s/.*runpath: \[\([^:]*torch\/lib\).*/\1/p")")")
+    inside bash -c 'site=$(echo /opt/perfgate/venv/lib/python3*/site-packages)
       du -sh --exclude=/proc --exclude=/sys --exclude=/dev --exclude=/data --exclude=/repo / \
-        /usr /usr/local/bin/perfgate "$site/torch/lib" "$site"/nvidia/* "$site"/nvidia/*/lib/* |
+        /usr /usr/local/bin/perfgate "$site/torch/lib" "$site"/nvidia/* "$site"/nvidia/*/lib/* 2>/dev/null |
         sort -rh | head -24' || true
     ;;
   ci)
     start "$name:ci"
-    mounts=(-v "$work/repo:/src:ro")
+    mounts=(-v "$work/repo:/repo:ro")
     check "ci: the venv's packages import as uid 10001" \
-      in python3 -c 'import torch, numpy, scipy, transformers, safetensors, plotly, playwright'
+      inside python3 -c 'import torch, numpy, scipy, transformers, safetensors, plotly, playwright'
     # shellcheck disable=SC2016  # Python code
-    check "ci: Playwright drives Debian's chromium as uid 10001" in python3 -c '
+    check "ci: Playwright drives Debian's chromium as uid 10001" inside python3 -c '
 from playwright.sync_api import sync_playwright
 with sync_playwright() as p:
     b = p.chromium.launch(executable_path="/usr/bin/chromium")
     pg = b.new_page(); pg.set_content("<title>ok</title>"); assert pg.title() == "ok"; b.close()'
-    runs=$(in bash -c "cd /src && perfgate run ${sweep[*]} --db \$HOME/ci.db && perfgate runs --db \$HOME/ci.db")
-    check "ci: perfgate (on PATH) runs a sweep in /src, tagged with its commit" grep -q "${sha:0:12}" <<<"$runs"
+    runs=$(inside bash -c "cd /repo && perfgate run ${sweep[*]} --db \$HOME/ci.db && perfgate runs --db \$HOME/ci.db")
+    check "ci: perfgate (on PATH) runs a sweep in /repo, tagged with its commit" grep -q "${sha:0:12}" <<<"$runs"
     # shellcheck disable=SC2016  # expanded in the container
     check "ci: as uid 10001, configure + build ($ci_targets) + ctest '$ci_tests'" \
-      in bash -c 'set -euo pipefail; cd "$HOME"; id -u; nvcc --version | tail -1
-        cmake -S /src -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >cmake.log \
+      inside bash -c 'set -euo pipefail; cd "$HOME"; id -u; nvcc --version | tail -1
+        cmake -S /repo -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >cmake.log \
           || { tail -40 cmake.log; exit 1; }
         grep -E "torch prefix|CUDA nvcc|Caffe2: CUDA" cmake.log || true
         cmake --build build -j"$(nproc)" --target '"$ci_targets"' >build.log \
