@@ -65,9 +65,8 @@ for part in "${parts[@]}"; do
     echo "runtime: what takes the space"
     # shellcheck disable=SC2016  # expanded in the container
     inside bash -c 'site=$(echo /opt/perfgate/venv/lib/python3*/site-packages)
-      du -sh --exclude=/proc --exclude=/sys --exclude=/dev --exclude=/data --exclude=/repo / \
-        /usr /usr/local/bin/perfgate "$site/torch/lib" "$site"/nvidia/* "$site"/nvidia/*/lib/* 2>/dev/null |
-        sort -rh | head -24' || true
+      for d in /usr /usr/local/bin/perfgate "$site/torch/lib" "$site"/nvidia/* "$site"/nvidia/*/lib/*; do
+        du -sh "$d"; done | sort -rh | head -24' || true
     ;;
   ci)
     start "$name:ci"
