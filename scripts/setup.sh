@@ -10,7 +10,7 @@ SUDO=""
 
 # Debian packages: what each is for is in README.md ("Dependencies").
 APT_PACKAGES=(
-  cmake g++ pkg-config git ca-certificates
+  cmake make g++ pkg-config git ca-certificates
   libgit2-dev libsqlite3-dev sqlite3 libcpp-httplib-dev nlohmann-json3-dev libcli11-dev
   libtomlplusplus-dev libfmt-dev libspdlog-dev libgtest-dev libgmock-dev
   chromium wrk yamllint nginx-light clang-format shellcheck ccache

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Stages perfgate's runtime tree under DEST, as the Docker runtime image holds it:
 #   DEST/usr/local/bin/perfgate
-#   DEST<site-packages>/torch/lib, DEST<site-packages>/nvidia   (the paths perfgate's RUNPATH
-#       names; shared libraries only: headers, static archives and Python files are left out)
+#   DEST<site-packages>/torch/lib, DEST<site-packages>/nvidia/*/lib   (the paths perfgate's
+#       RUNPATH names; shared libraries only: no headers, static archives, compiler or Python
+#       files, and none of the libraries below that nothing perfgate loads refers to)
 #   DEST/runtime-packages.txt   the Debian packages owning the other libraries perfgate links
 # The Dockerfile's build stage runs it; tests/ci/runtime_libs_test.sh runs it (with --link: hard
 # links instead of copies) and then runs perfgate on the staged tree with the CUDA toolkit hidden.
@@ -27,9 +28,20 @@ torch_lib=$(readelf -d "$bin" | sed -n 's/.*runpath: \[\(.*\)\]/\1/p' | tr ':' '
 site=${torch_lib%/torch/lib}
 mkdir -p "$dest$site/torch" "$dest$site/nvidia" "$dest/usr/local/bin"
 cp "$cp_mode" "$site/torch/lib" "$dest$site/torch/lib"
-if [ -d "$site/nvidia" ]; then cp "$cp_mode" "$site/nvidia/." "$dest$site/nvidia/"; fi
-find "$dest$site" -type f \( -name '*.a' -o -name '*.h' -o -name '*.hpp' -o -name '*.cuh' \
-  -o -name '*.py' -o -name '*.pyc' \) -delete
+for lib in "$site"/nvidia/*/lib; do
+  [ -d "$lib" ] || continue
+  pkg=$(basename "$(dirname "$lib")")
+  mkdir -p "$dest$site/nvidia/$pkg"
+  cp "$cp_mode" "$lib" "$dest$site/nvidia/$pkg/lib"
+done
+# Left out: what is not a shared library, and libraries that no library of torch/lib or nvidia/
+# names (checked with grep over them): the Python extension's library, cuSOLVER's multi-GPU and
+# NVRTC's ".alt" variants, the BLAS and FFTW interposers, CUPTI's PC sampling and checkpoint
+# utilities, NVSHMEM's device bitcode.
+find "$dest$site" \( -type f -o -type l \) \( -name '*.a' -o -name '*.h' -o -name '*.hpp' \
+  -o -name '*.cuh' -o -name '*.py' -o -name '*.pyc' -o -name '*.bc' -o -name 'libtorch_python.so' \
+  -o -name 'libcusolverMg.so*' -o -name 'libnvrtc*.alt.so*' -o -name 'libnvblas.so*' \
+  -o -name 'libcufftw.so*' -o -name 'libpcsamplingutil.so' -o -name 'libcheckpoint.so' \) -delete
 find "$dest$site" -depth -type d -empty -delete
 mkdir -p "$dest$site/nvidia"
 cp "$bin" "$dest/usr/local/bin/perfgate"
