@@ -14,6 +14,7 @@
 
 #include "common/errors.h"
 #include "common/git_remote.h"
+#include "common/utc_time.h"
 #include "common/version.h"
 #include "runner/lm/measure.h"
 #include "runner/text.h"
@@ -39,15 +40,6 @@ using StatusPtr =
 std::string last_git_error() {
   const git_error* e = git_error_last();
   return e && e->message ? e->message : "unknown libgit2 error";
-}
-
-std::string iso8601_utc(git_time_t seconds) {
-  const std::time_t t = static_cast<std::time_t>(seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::string first_line(const char* message) {
@@ -146,7 +138,7 @@ GitInfo read_git_info(const std::string& path, const std::string& flag) {
                     ? std::string("detached")
                     : to_valid_utf8(git_reference_shorthand(head.get()));
   info.subject = to_valid_utf8(first_line(git_commit_message(commit.get())));
-  info.time = iso8601_utc(git_commit_time(commit.get()));
+  info.time = iso8601_utc(static_cast<std::time_t>(git_commit_time(commit.get())));
   info.dirty = tracked_changes(repo.get());
   return info;
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <new>
 
+#include "common/utc_time.h"
 #include "runner/cell_measurer.h"
 #include "runner/config.h"
 #include "runner/lm/measure.h"
@@ -42,10 +43,13 @@ SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells
   // The run row comes first, unless the measurer learns part of the fingerprint from the first
   // cell (an --exec engine's versions): then it is written right after that cell is measured.
   bool begun = false;
+  // Taken now, before any cell: the run's wall time (what a gate reports it cost) includes loading
+  // the model and starting an --exec engine, not only what follows the run row.
+  const std::string started_at = now_iso8601();
   auto begin = [&] {
     Environment full = env;
     for (const auto& [k, v] : runner.fingerprint()) full[k] = v;
-    out.run_id = store.begin_run(git, full, sweep_config_json(cfg));
+    out.run_id = store.begin_run(git, full, sweep_config_json(cfg), started_at);
     begun = true;
   };
   if (!runner.fingerprint_after_first_cell()) begin();

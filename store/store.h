@@ -54,7 +54,10 @@ class Store {
   static int schema_version();  // what this build writes (PRAGMA user_version)
 
   // --- the runner's incremental writes: run row first, then one committed transaction per cell.
-  int64_t begin_run(const GitInfo& git, const Environment& env, const std::string& config_json);
+  // started_at: when the run began (ISO 8601 UTC); empty: now. The runner passes the time before
+  // its first cell, so a run's wall time includes loading the model or starting an --exec engine.
+  int64_t begin_run(const GitInfo& git, const Environment& env, const std::string& config_json,
+                    const std::string& started_at = "");
   void add_cell(int64_t run_id, const CellResult& cell);
   void finish_run(int64_t run_id, RunStatus status);
 

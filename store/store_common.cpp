@@ -9,15 +9,6 @@
 
 namespace pg::detail {
 
-std::string now_iso8601() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string env_fingerprint_json(const Environment& env) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [k, v] : env) j[k] = v;

@@ -5,12 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "common/utc_time.h"
 #include "store/sqlite_db.h"
 #include "store/store.h"
 
 namespace pg::detail {
 
-std::string now_iso8601();
+using pg::now_iso8601;
 
 // Canonical JSON (sorted keys) of the whole fingerprint, and of its comparable subset.
 std::string env_fingerprint_json(const Environment& env);

@@ -99,9 +99,10 @@ int64_t CellWriter::write(int64_t run_id, int ordinal, const std::string& compar
 
 }  // namespace detail
 
-int64_t Store::begin_run(const GitInfo& git, const Environment& env,
-                         const std::string& config_json) {
+int64_t Store::begin_run(const GitInfo& git, const Environment& env, const std::string& config_json,
+                         const std::string& started_at) {
   Run run;
+  run.started_at = started_at;
   run.status = RunStatus::incomplete;
   run.git = git;
   run.env = env;

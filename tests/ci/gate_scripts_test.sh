@@ -70,11 +70,8 @@ commit() { git -C "$proj" add -A && git -C "$proj" commit -qm "$1"; }
 
 # --- the project under test -------------------------------------------------------------------
 proj="$tmp/project"
+init_repo "$proj"
 mkdir -p "$proj/perf"
-git -C "$proj" init -q -b main
-git -C "$proj" config user.email ci@perfgate.test
-git -C "$proj" config user.name "perfgate ci"
-git -C "$proj" config commit.gpgsign false
 echo "# demo" >"$proj/README.md"
 commit "initial: nothing to build yet"
 adopt_base=$(git -C "$proj" rev-parse HEAD)

@@ -27,11 +27,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 # --- the project: its build is a launcher for perfgate that loads the checkout's perf.env ------
 proj="$tmp/project"
+init_repo "$proj"
 mkdir -p "$proj/perf"
-git -C "$proj" init -q -b main
-git -C "$proj" config user.email ci@perfgate.test
-git -C "$proj" config user.name "perfgate ci"
-git -C "$proj" config commit.gpgsign false
 cat >"$proj/build.sh" <<'BUILD'
 #!/usr/bin/env bash
 set -euo pipefail

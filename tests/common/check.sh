@@ -1,5 +1,6 @@
 # Shared by the shell test scripts: `check DESCRIPTION COMMAND...` runs COMMAND and prints
-# ok/FAIL, counting both; `has FILE TEXT` is true when FILE contains TEXT.
+# ok/FAIL, counting both; `has FILE TEXT` is true when FILE contains TEXT; `init_repo DIR` makes DIR
+# a git repository on branch main with a test identity.
 # shellcheck shell=bash
 passes=0 failures=0
 check() {
@@ -14,3 +15,10 @@ check() {
   fi
 }
 has() { grep -qF -- "$2" "$1"; }
+init_repo() {
+  mkdir -p "$1"
+  git -C "$1" init -q -b main
+  git -C "$1" config user.email ci@perfgate.test
+  git -C "$1" config user.name "perfgate ci"
+  git -C "$1" config commit.gpgsign false
+}

@@ -4,6 +4,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 
 #include "common/errors.h"
@@ -175,6 +177,22 @@ TEST(ExecRunner, TheEngineIsPartOfTheFingerprintAndMustNotChangeWithinARun) {
 
 // ---- a whole sweep: one crashing cell among good ones ----------------------------------------
 
+// A CPU sweep of model "mine" whose cells `sh bench.sh` measures, one per batch size.
+SweepConfig exec_sweep(std::vector<int> batch_sizes) {
+  SweepConfig cfg;
+  cfg.models = {"mine"};
+  cfg.dtypes = {"fp32"};
+  cfg.attention = {"sdpa"};
+  cfg.device = "cpu";
+  cfg.batch_sizes = std::move(batch_sizes);
+  cfg.seq_lens = {8};
+  cfg.gen_tokens = 3;
+  cfg.warmup = 0;
+  cfg.reps = 2;
+  cfg.exec = "sh bench.sh";
+  return cfg;
+}
+
 TEST(ExecSweep, ACrashingCellIsStoredAsErrorAndTheSweepGoesOn) {
   TempDir dir;
   // Batch 2 crashes; batches 1 and 4 are measured.
@@ -183,17 +201,7 @@ TEST(ExecSweep, ACrashingCellIsStoredAsErrorAndTheSweepGoesOn) {
       "[ \"$PERFGATE_BATCH\" = 2 ] && { echo 'Segfault in kernel' >&2; kill -SEGV $$; }\n" +
           good_output(R"({"type":"hello","protocol":1,"engine":"demo",)"
                       R"("versions":{"lib":"1.2"}})"));
-  SweepConfig cfg;
-  cfg.models = {"mine"};
-  cfg.dtypes = {"fp32"};
-  cfg.attention = {"sdpa"};
-  cfg.device = "cpu";
-  cfg.batch_sizes = {1, 2, 4};
-  cfg.seq_lens = {8};
-  cfg.gen_tokens = 3;
-  cfg.warmup = 0;
-  cfg.reps = 2;
-  cfg.exec = "sh bench.sh";
+  const SweepConfig cfg = exec_sweep({1, 2, 4});
   Store store(dir.file("runs.db"));
   ExecCellRunner runner({cfg.exec, dir.str(), 20, ""});
   Reporter quiet;
@@ -216,6 +224,35 @@ TEST(ExecSweep, ACrashingCellIsStoredAsErrorAndTheSweepGoesOn) {
   EXPECT_EQ(run->env.at("engine"), "demo");
   EXPECT_EQ(run->env.at("engine.lib"), "1.2");
   EXPECT_EQ(run->env.at("host"), "test");
+}
+
+// The run's wall time is what a gate reports it cost: it must include the first cell, during which
+// an --exec engine starts (and a model loads), even though the run row is written after that cell.
+TEST(ExecSweep, TheRunsWallTimeIncludesItsFirstCell) {
+  TempDir dir;
+  pgtest::write_file(dir / "bench.sh", "sleep 2\n" + good_output());
+  const SweepConfig cfg = exec_sweep({2});
+  Store store(dir.file("runs.db"));
+  ExecCellRunner runner({cfg.exec, dir.str(), 20, ""});
+  Reporter quiet;
+  GitInfo git;
+  git.state = "not-a-repository";
+  const auto out = run_sweep(cfg, expand(cfg), store, runner, git, {}, quiet, nullptr);
+  const auto run = store.load_run(out.run_id);
+  ASSERT_TRUE(run);
+  ASSERT_EQ(run->cells.size(), 1u);
+  auto epoch = [](const std::string& iso) {
+    std::tm tm{};
+    EXPECT_EQ(std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                          &tm.tm_hour, &tm.tm_min, &tm.tm_sec),
+              6)
+        << iso;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return timegm(&tm);
+  };
+  EXPECT_GE(epoch(run->finished_at) - epoch(run->started_at), 2)
+      << run->started_at << " .. " << run->finished_at;
 }
 
 // ---- the --exec settings --------------------------------------------------------------------
