@@ -11,31 +11,17 @@ Usage: .venv/bin/python bench/web_page_timing.py --perfgate build/perfgate \
 """
 import argparse
 import os
-import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
 from playwright.sync_api import sync_playwright
 
-
-def start_server(perfgate, db, log_path):
-    log = open(log_path, "w")
-    proc = subprocess.Popen([perfgate, "serve", "--db", db, "--port", "0"], stderr=log,
-                            stdout=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        with open(log_path) as f:
-            m = re.search(r"listening on http://[^ ]*:(\d+)/", f.read())
-        if m:
-            return proc, int(m.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("perfgate serve did not start:\n" + open(log_path).read())
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "web"))
+from serve_process import start_server  # noqa: E402
 
 
 def measure(page, url):

@@ -26,6 +26,7 @@ import urllib.request
 from playwright.sync_api import sync_playwright
 
 from chart_contrast import chart_line_contrast
+from serve_process import start_server
 
 FAILURES = []
 TIMINGS = {}
@@ -35,23 +36,6 @@ def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what, flush=True)
     if not cond:
         FAILURES.append(what)
-
-
-def start_server(perfgate, db, log_path, extra=()):
-    log = open(log_path, "w")
-    proc = subprocess.Popen([perfgate, "serve", "--db", db, "--port", "0", *extra], stderr=log,
-                            stdout=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        with open(log_path) as f:
-            m = re.search(r"listening on http://[^ ]*:(\d+)/", f.read())
-        if m:
-            return proc, int(m.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("perfgate serve did not start:\n" + open(log_path).read())
 
 
 # Contrast of every badge and button against its own background (WCAG relative luminance).
