@@ -3,22 +3,25 @@
 # GPU"): build perfgate; export a ~1.1B Llama-style model (random weights,
 # bench/own_model/llama_1b.json) as AOTInductor packages for a base and a head whose static cache
 # is 8x longer (every decode step attends over more: a genuine slowdown); time the same model
-# under plain torch.compile in Python (bench/own_model/compile_baseline.py); probe whether
-# perfgate can capture the package's decode call in a CUDA graph; then gate three commits (base,
-# an A/A commit that changes nothing, the slow head) with alternating rounds, first through
-# `--model aoti:`, then through `--exec` with python/perfgate_bench.py around torch.compile
-# (bench/own_model_gpu_exec.py, the same module). Stops starting runs DEADLINE seconds after its
-# start, so that a call with a time limit still returns what it measured.
+# under plain torch.compile in Python (bench/own_model/compile_baseline.py); time the base package
+# through `--model aoti:` with `--cuda-graphs on` and `off` in one run; then gate three commits
+# (base, an A/A commit that changes nothing, the slow head) with alternating rounds through
+# `--model aoti:` (with CUDA graphs when the package's decode call could be captured); then time
+# the same model through `--exec` with python/perfgate_bench.py around torch.compile
+# (bench/own_model_gpu_exec.py) under perfgate and standalone with the same environment
+# (bench/own_model/exec_probe.sh); optionally gate through `--exec` too. Stops starting runs
+# DEADLINE seconds after its start, so that a call with a time limit still returns what it
+# measured.
 #   bash bench/own_model/h200_gate.sh OUTDIR        (from the project root; bench/device_env.sh
 #                                                    says what the tree must carry)
-# Knobs (environment): ROUNDS (3), DEADLINE (565), EXEC_GATE (1; 0 skips the --exec gate), and
-# for a dry run on a CPU: PG_DEVICE=cpu,
+# Knobs (environment): ROUNDS (3), DEADLINE (565), EXEC_PROBE (1; 0 skips the --exec timings),
+# EXEC_GATE (0; 1 also gates through --exec), and for a dry run on a CPU: PG_DEVICE=cpu,
 # PG_DTYPE=fp32, MODEL_CONFIG=<a tiny config>, PERFGATE_BIN=<a built perfgate> (no build).
 set -u
 OUT=${1:?usage: h200_gate.sh OUTDIR}
 T0=$(date +%s)
 ROOT=$PWD W=/tmp/owngate
-ROUNDS=${ROUNDS:-3} DEADLINE=${DEADLINE:-565} EXEC_GATE=${EXEC_GATE:-1}
+ROUNDS=${ROUNDS:-3} DEADLINE=${DEADLINE:-565} EXEC_GATE=${EXEC_GATE:-0} EXEC_PROBE=${EXEC_PROBE:-1}
 DEVICE=${PG_DEVICE:-cuda} DTYPE=${PG_DTYPE:-bf16}
 CONFIG=$(realpath "${MODEL_CONFIG:-bench/own_model/llama_1b.json}")
 CTX_BASE=1024 CTX_HEAD=8192 P=128 G=32 REPS=20
@@ -30,6 +33,10 @@ if [ "$DEVICE" = cuda ]; then
   source bench/device_env.sh
   echo "$device_info" > "$OUT/device.txt"
   nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
+  # The GPU's clocks, power and temperature through the whole call, once a second.
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu \
+    --format=csv -l 1 > "$OUT/gpu_clocks.csv" 2>&1 &
+  CLOCKS=$!
 fi
 export PYTHONUNBUFFERED=1
 
@@ -85,9 +92,9 @@ wait "$BASE"; log "peer rc=$?"; cat "$OUT/baseline.json"; tail -n 3 "$W/baseline
 
 AOTI=(--model 'aoti:out/llama-b{batch}.pt2')
 COMMON=(--device "$DEVICE" --dtype "$DTYPE" --batch-sizes 1 --seq-lens "$P" --gen-tokens "$G" --warmup 3)
-log "phase 2: can the package's decode call be captured in a CUDA graph? (--cuda-graphs on)"
+log "phase 2: the base package with --cuda-graphs on and off (is its decode call capturable?)"
 probe() {
-  "$PG" run "${AOTI[@]}" "${COMMON[@]}" --reps 5 --cuda-graphs on --db "$W/probe.db" \
+  "$PG" run "${AOTI[@]}" "${COMMON[@]}" --reps "$REPS" --cuda-graphs on,off --db "$W/probe.db" \
     --repo "$W/wt-$C1" --json "$OUT/probe.json" > "$OUT/probe.txt" 2>&1
 }
 probe; rc=$?
@@ -101,10 +108,14 @@ tail -n 20 "$OUT/probe.txt"
 GRAPHS=off
 if python3 -c 'import json,sys
 cells = json.load(open(sys.argv[1]))["runs"][0]["cells"]
-for c in cells: print("probe cell:", c["status"], c.get("reason"), c.get("metrics", {}).get("tpot_ms"))
-sys.exit(0 if cells and all(c["status"] == "ok" for c in cells) else 1)' "$OUT/probe.json" > "$W/probe_cells.txt" 2>&1
+for c in cells:
+    m = c.get("metrics", {})
+    print("probe cell: graphs", c["key"]["cuda_graphs"], c["status"], c.get("reason"), "tpot_ms",
+          m.get("tpot_ms"), "cv", m.get("cv"))
+sys.exit(0 if any(c["key"]["cuda_graphs"] and c["status"] == "ok" for c in cells) else 1)' \
+  "$OUT/probe.json" > "$W/probe_cells.txt" 2>&1
 then
-  GRAPHS=off,on
+  GRAPHS=on
 fi
 tee -a "$OUT/log.txt" < "$W/probe_cells.txt"
 log "gating with --cuda-graphs $GRAPHS"
@@ -136,12 +147,19 @@ judge() {  # $1 = name
 }
 gate_runs aoti 40 "${AOTI[@]}" "${COMMON[@]}" --reps "$REPS" --cuda-graphs "$GRAPHS"
 judge aoti
+EXEC_CMD="OWN_MODEL_CONFIG=model.json python3 $ROOT/bench/own_model_gpu_exec.py"
+if [ "$EXEC_PROBE" = 1 ]; then
+  log "phase 3: the same model through --exec, under perfgate and standalone"
+  # shellcheck source=SCRIPTDIR/exec_probe.sh
+  source "$ROOT/bench/own_model/exec_probe.sh"
+fi
 if [ "$EXEC_GATE" = 1 ]; then
-  log "phase 3: the same model through --exec and python/perfgate_bench.py (torch.compile)"
-  EXEC=(--exec "OWN_MODEL_CONFIG=model.json python3 $ROOT/bench/own_model_gpu_exec.py" --model llama-1.1b --exec-timeout 300)
+  log "phase 4: gate through --exec and python/perfgate_bench.py (torch.compile)"
+  EXEC=(--exec "$EXEC_CMD" --model llama-1.1b --exec-timeout 300)
   gate_runs exec 50 "${EXEC[@]}" "${COMMON[@]}" --reps "$REPS" --cuda-graphs on
   judge exec
 fi
-cp "$W"/aoti.db "$W"/exec.db "$W"/probe.db "$OUT/" 2> /dev/null
+cp "$W"/aoti.db "$W"/exec.db "$W"/probe.db "$W"/execprobe.db "$OUT/" 2> /dev/null
 for f in cmake.log pkg_base.log pkg_head.log baseline.err warm.err; do tail -n 40 "$W/$f" > "$OUT/$f.tail" 2> /dev/null; done
+[ -n "${CLOCKS:-}" ] && kill "$CLOCKS"
 log "done"

@@ -33,8 +33,14 @@ void check_aoti_cell(const CellKey& key, const ArtifactFile& file) {
 AotiModel::AotiModel(const ArtifactFile& file, const at::Device& device)
     : file_(file), device_(device) {
   const c10::DeviceIndex index = device.is_cuda() ? device.index() : -1;
-  loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(file.path, "model", false, 1,
-                                                                      index);
+  // run_single_threaded: perfgate calls the package from one thread. The container's threaded
+  // run() hands its one model instance back through a CUDA event that the next call queries
+  // and waits for on the host: every decode step would wait for the previous one, and inside a
+  // CUDA graph capture that query fails ("operation not permitted when stream is capturing").
+  // The single-threaded run() records and waits for nothing (docs/OWN_MODEL_AOTI.md).
+  constexpr bool kRunSingleThreaded = true;
+  loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
+      file.path, "model", kRunSingleThreaded, /*num_runners=*/1, index);
 }
 
 AotiModel::~AotiModel() = default;
