@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "common/utc_time.h"
 #include "runner/config.h"
 #include "runner/sweep.h"
 
@@ -16,8 +17,14 @@ void add_run_command(CLI::App& root, Action& action) {
       "take comma-separated values and sweep their Cartesian product.");
   auto flags = std::make_shared<RunFlags>();
   add_run_flags(*cmd, *flags);
-  cmd->callback(
-      [&action, flags] { action = [flags] { return perform_run(resolve_sweep_config(*flags)); }; });
+  cmd->callback([&action, flags] {
+    action = [flags] {
+      // Before the config is resolved: resolving hashes model artifacts (a 2 GB package takes
+      // seconds), and a gate's reported cost is the whole of each run.
+      const std::string started_at = now_iso8601();
+      return perform_run(resolve_sweep_config(*flags), started_at);
+    };
+  });
 }
 
 }  // namespace pg::cli

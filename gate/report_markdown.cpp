@@ -4,6 +4,7 @@
 #include <ostream>
 #include <set>
 
+#include "common/escape.h"
 #include "gate/report.h"
 #include "gate/report_text.h"
 
@@ -12,36 +13,7 @@ namespace {
 
 namespace rt = report_text;
 
-// Text inside a Markdown table cell: no pipes, no HTML, no line breaks.
-std::string md(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '|':
-        out += "\\|";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '`':
-        out += "'";
-        break;
-      case '\n':
-      case '\r':
-        out += ' ';
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string md(const std::string& s) { return markdown_cell(s); }
 
 const char* gate_icon(GateVerdict v) {
   switch (v) {

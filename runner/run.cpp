@@ -91,7 +91,7 @@ void warn_about_failed_cells(const Run& run) {
 
 }  // namespace
 
-int perform_run(const SweepConfig& cfg) {
+int perform_run(const SweepConfig& cfg, const std::string& started_at) {
   // Everything that can be refused is refused before the run row is written.
   const std::vector<CellKey> cells = expand(cfg);
   if (cfg.exec.empty()) check_cells_supported(cells);  // an --exec benchmark judges its own cells
@@ -126,8 +126,9 @@ int perform_run(const SweepConfig& cfg) {
   SweepOutcome outcome;
   {
     StopSignals signals;
-    outcome = run_sweep(cfg, cells, store, *runner, git, env, console,
-                        [] { return g_stop_requested != 0; });
+    outcome = run_sweep(
+        cfg, cells, store, *runner, git, env, console, [] { return g_stop_requested != 0; },
+        started_at);
   }
   const std::optional<Run> run = store.load_run(outcome.run_id);
   if (!run) throw RuntimeFailure(fmt::format("run {} is missing from {}", outcome.run_id, cfg.db));

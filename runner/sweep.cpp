@@ -37,19 +37,20 @@ CellResult run_cell(CellMeasurer& runner, const CellKey& key, const MeasureOptio
 
 SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells, Store& store,
                        CellMeasurer& runner, const GitInfo& git, const Environment& env,
-                       Reporter& reporter, const std::function<bool()>& stop_requested) {
+                       Reporter& reporter, const std::function<bool()>& stop_requested,
+                       const std::string& started_at) {
   SweepOutcome out;
   out.total = cells.size();
   // The run row comes first, unless the measurer learns part of the fingerprint from the first
   // cell (an --exec engine's versions): then it is written right after that cell is measured.
   bool begun = false;
-  // Taken now, before any cell: the run's wall time (what a gate reports it cost) includes loading
-  // the model and starting an --exec engine, not only what follows the run row.
-  const std::string started_at = now_iso8601();
+  // Taken before any cell: the run's wall time (what a gate reports it cost) includes loading the
+  // model and starting an --exec engine, not only what follows the run row.
+  const std::string start = started_at.empty() ? now_iso8601() : started_at;
   auto begin = [&] {
     Environment full = env;
     for (const auto& [k, v] : runner.fingerprint()) full[k] = v;
-    out.run_id = store.begin_run(git, full, sweep_config_json(cfg), started_at);
+    out.run_id = store.begin_run(git, full, sweep_config_json(cfg), start);
     begun = true;
   };
   if (!runner.fingerprint_after_first_cell()) begin();

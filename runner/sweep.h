@@ -58,14 +58,17 @@ struct SweepOutcome {
 // then the run's final status. `stop_requested` is polled between cells; when it says yes the run
 // is finished as incomplete. A cell whose measurer throws is stored with status error and the
 // sweep goes on; a store failure marks the run failed and propagates.
+// `started_at` (UTC ISO 8601) is when the run began, for its wall time; empty means now.
 SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells, Store& store,
                        CellMeasurer& runner, const GitInfo& git, const Environment& env,
-                       Reporter& reporter, const std::function<bool()>& stop_requested);
+                       Reporter& reporter, const std::function<bool()>& stop_requested,
+                       const std::string& started_at = {});
 
 // The whole of `perfgate run` for a validated config: up-front checks of every cell, fingerprint,
 // store, progress, table, --csv/--json files, --submit. Returns the exit code: 0 when the run is
 // complete, 4 when SIGINT/SIGTERM stopped it after the current cell (stored as incomplete).
 // Throws UsageError (exit 2) before anything is stored, RuntimeFailure (exit 4) on failures.
-int perform_run(const SweepConfig& cfg);
+// `started_at` as for run_sweep: the CLI takes it before resolving the config.
+int perform_run(const SweepConfig& cfg, const std::string& started_at = {});
 
 }  // namespace pg

@@ -5,33 +5,6 @@
 
 namespace pg::web {
 
-std::string html_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 16);
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string json_for_script(const nlohmann::json& j) {
   // error_handler::replace: invalid UTF-8 from a client becomes U+FFFD instead of an exception.
   const std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

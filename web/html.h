@@ -5,10 +5,12 @@
 #include <string>
 #include <string_view>
 
+#include "common/escape.h"
+
 namespace pg::web {
 
 // For HTML text and quoted attribute values: & < > " ' become entities.
-std::string html_escape(std::string_view s);
+using pg::html_escape;  // common/escape.h
 // JSON to place inside <script type="application/json">: also escapes <, >, & and U+2028/U+2029
 // as \uXXXX so no string can close the script element or break a JS parser.
 std::string json_for_script(const nlohmann::json& j);

@@ -255,6 +255,24 @@ TEST(ExecSweep, TheRunsWallTimeIncludesItsFirstCell) {
       << run->started_at << " .. " << run->finished_at;
 }
 
+// What came before the sweep (resolving the config hashes model artifacts) is part of the run's
+// wall time when the caller says when it began.
+TEST(ExecSweep, TheRunStartsWhenTheCallerSays) {
+  TempDir dir;
+  pgtest::write_file(dir / "bench.sh", good_output());
+  const SweepConfig cfg = exec_sweep({2});
+  Store store(dir.file("runs.db"));
+  ExecCellRunner runner({cfg.exec, dir.str(), 20, ""});
+  Reporter quiet;
+  GitInfo git;
+  git.state = "not-a-repository";
+  const std::string began = "2026-01-02T03:04:05Z";
+  const auto out = run_sweep(cfg, expand(cfg), store, runner, git, {}, quiet, nullptr, began);
+  const auto run = store.load_run(out.run_id);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->started_at, began);
+}
+
 // ---- the --exec settings --------------------------------------------------------------------
 
 std::string config_error(const std::string& toml, std::map<std::string, std::string> flags = {}) {

@@ -9,6 +9,7 @@
 #include "store/schema.h"
 #include "store/store.h"
 #include "test_util.h"
+#include "tests/common/sqlite_query.h"
 
 namespace pg {
 namespace {
@@ -16,14 +17,7 @@ namespace {
 using test::TempDir;
 using test::write_run;
 
-int64_t pragma_int(Store& s, const char* sql) {
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(s.handle(), sql, -1, &st, nullptr), SQLITE_OK);
-  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
-  const int64_t v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
-}
+int64_t pragma_int(Store& s, const char* sql) { return testing::query_int(s.handle(), sql); }
 
 std::string pragma_text(sqlite3* db, const char* sql) {
   sqlite3_stmt* st = nullptr;

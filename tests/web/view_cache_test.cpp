@@ -6,6 +6,7 @@
 
 #include "seed_data.h"
 #include "store/store.h"
+#include "tests/common/sqlite_query.h"
 #include "web_test_util.h"
 
 namespace pg::webtest {
@@ -13,12 +14,7 @@ namespace {
 
 int64_t count(const std::string& db, const char* sql) {
   Store s(db);
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(s.handle(), sql, -1, &st, nullptr), SQLITE_OK);
-  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
-  const int64_t v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
+  return pg::testing::query_int(s.handle(), sql);
 }
 
 std::string body(const std::string& db, const std::string& target) {

@@ -1,0 +1,47 @@
+#pragma once
+// Character escaping shared by the HTML pages and the Markdown report: each output format is one
+// table of replacements, so a character that needs care is added in one place.
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace pg {
+
+using Replacements = std::initializer_list<std::pair<char, std::string_view>>;
+
+inline std::string replace_chars(std::string_view s, Replacements table) {
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (char c : s) {
+    bool replaced = false;
+    for (const auto& [from, to] : table)
+      if (c == from) {
+        out += to;
+        replaced = true;
+        break;
+      }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
+// Text and attribute values inside HTML.
+inline std::string html_escape(std::string_view s) {
+  return replace_chars(
+      s, {{'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&#39;"}});
+}
+
+// Text inside a Markdown table cell: no pipes, no HTML, no code spans, no line breaks.
+inline std::string markdown_cell(std::string_view s) {
+  return replace_chars(s, {{'|', "\\|"},
+                           {'<', "&lt;"},
+                           {'>', "&gt;"},
+                           {'&', "&amp;"},
+                           {'`', "'"},
+                           {'\n', " "},
+                           {'\r', " "}});
+}
+
+}  // namespace pg
