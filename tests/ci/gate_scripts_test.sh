@@ -22,6 +22,8 @@
 #             trusted work dir, leaves a daemon         daemon is ended by cleanup; still gated
 #   push      main_bench stores the run, main_submit -> the run is in the store and on the server
 #             posts it with the token
+#   pr-submit pr_submit posts pr-slow's gate result  -> an open gate alert on the server (only
+#             after the job, with the token             with run-as; without it, a warning)
 # min-effect is 0.25: on this 2-core machine shared with other jobs, whole runs drifted by up to
 # 17% with no code change (docs/CALIBRATION_REAL.md); the gate must sit above the machine's drift.
 # Rounds 4, max-rounds 6: under heavy load, 4 runs a side can be too few for the two-level test
@@ -256,6 +258,32 @@ check "push: the run reached the server" \
 check "push: summary written" has "$push_job/summary.md" "stored 1 run(s)"
 check "push: the token is in no file the job left" bash -c "! grep -rqs s3cret-ingest-token '$push_job'"
 [ "$prc" -eq 0 ] || cat "$push_job/log"
+
+# --- pr_submit.sh sends pr-slow's gate result (after its cleanup), with the token, only under run-as
+submit_pr() { # submit_pr RUN_AS: pr_submit.sh on pr-slow's finished job, as the action's last step
+  (
+    export GITHUB_STEP_SUMMARY="$tmp/job-pr-slow/submit-summary.md" PERFGATE_WORK="$tmp/job-pr-slow/work" \
+      PERFGATE_SERVER_URL="http://127.0.0.1:$port" PERFGATE_RUN_AS="$1" GITHUB_REF=refs/pull/7/merge \
+      GITHUB_ACTOR='octo-cat[bot]'
+    PERFGATE_TOKEN=$(cat "$token_file") "$trusted/ci/scripts/pr_submit.sh"
+  ) >"$tmp/pr-submit.log" 2>&1
+}
+submit_pr "" && src=0 || src=$?
+listed=$(curl -fs "http://127.0.0.1:$port/api/v1/regressions")
+check "pr-submit: without run-as the token is not used (exit 0, a warning)" \
+  bash -c "[ $src -eq 0 ] && grep -q '::warning' '$tmp/pr-submit.log'"
+check "pr-submit: ... and nothing reached the server" bash -c "! grep -q refs/pull/7/merge <<<'$listed'"
+submit_pr nobody && src=0 || src=$?
+listed=$(curl -fs "http://127.0.0.1:$port/api/v1/regressions")
+check "pr-submit: with run-as it succeeds" [ "$src" -eq 0 ]
+# shellcheck disable=SC2016  # a Python program
+check "pr-submit: one open gate alert with its ref and who submitted it" python3 -c '
+import json, sys
+g = json.loads(sys.argv[1])["gate_regressions"]
+sys.exit(not (len(g) == 1 and g[0]["state"] == "open" and g[0]["ref"] == "refs/pull/7/merge"
+              and g[0]["submitted_by"] == "octo-cat[bot]" and g[0]["regressed_cells"] >= 1))' "$listed"
+check "pr-submit: the token is in no file the job left" bash -c "! grep -rqs s3cret-ingest-token '$tmp/job-pr-slow'"
+[ "$src" -eq 0 ] || cat "$tmp/pr-submit.log"
 
 # --- run-as: the measured code as a user that owns nothing ----------------------------------------
 if [ "$(id -u)" -eq 0 ]; then

@@ -106,13 +106,14 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
     write_run(s, test::sample_run());
   }
   raw_exec(path,
-           "DROP TABLE view_cache; ALTER TABLE runs DROP COLUMN git_remote; "
-           "PRAGMA user_version = 2");
+           "DROP TABLE gate_result_events; DROP TABLE gate_results; DROP TABLE view_cache; "
+           "ALTER TABLE runs DROP COLUMN git_remote; PRAGMA user_version = 2");
   Store s(path);
   EXPECT_EQ(pragma_int(s, "PRAGMA user_version"), Store::schema_version());
   EXPECT_EQ(s.run_count(), 1);
   EXPECT_EQ(pragma_int(s, "SELECT count(*) FROM view_cache"), 0);
   EXPECT_EQ(pragma_int(s, "SELECT count(*) FROM runs WHERE git_remote IS NULL"), 1);
+  EXPECT_EQ(pragma_int(s, "SELECT count(*) FROM gate_results"), 0);
 }
 
 struct ForeignFile {
