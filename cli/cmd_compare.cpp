@@ -9,14 +9,14 @@
 #include <sstream>
 
 #include "app/compare.h"
+#include "cli/commands.h"
+#include "cli/setting_flags.h"
+#include "common/errors.h"
 #include "gate/gate_json.h"
 #include "gate/gate_record.h"
 #include "gate/report.h"
 #include "gate/report_text.h"
 #include "gate/revision.h"
-#include "cli/commands.h"
-#include "cli/setting_flags.h"
-#include "common/errors.h"
 #include "runner/submit.h"
 #include "stats/gate.h"
 #include "store/atomic_file.h"
@@ -68,8 +68,8 @@ void keep_result(const CompareFlags& f, const std::string& gate_json) {
   const auto doc = nlohmann::json::parse(gate_json);
   if (f.record) {
     Store store(f.db);
-    auto r = store.add_gate_result(gate_record_from_json(doc, "--record", "cli", f.ref,
-                                                         f.submitted_by));
+    auto r =
+        store.add_gate_result(gate_record_from_json(doc, "--record", "cli", f.ref, f.submitted_by));
     std::cerr << fmt::format("recorded gate result {} in {}\n", r.id, f.db);
   }
   if (!f.submit_url.empty()) {

@@ -26,9 +26,8 @@ std::string sha(const nlohmann::json& gate, const std::string& context, const st
   const auto& v = field(gate, context, key);
   std::string s = v.is_string() ? v.get<std::string>() : "";
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (s.size() != 40 || !std::all_of(s.begin(), s.end(), [](unsigned char c) {
-        return std::isxdigit(c) != 0;
-      }))
+  if (s.size() != 40 ||
+      !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isxdigit(c) != 0; }))
     bad(context, key, "must be a full 40-digit commit SHA");
   return s;
 }
@@ -88,7 +87,8 @@ nlohmann::json gate_settings_json(const nlohmann::json& gate) {
 Store::GateRecord gate_record_from_json(nlohmann::json gate, const std::string& context,
                                         const std::string& source, std::string ref,
                                         std::string submitted_by) {
-  if (!gate.is_object()) throw UsageError(context + ": a JSON object (the compare JSON) is required");
+  if (!gate.is_object())
+    throw UsageError(context + ": a JSON object (the compare JSON) is required");
   if (ref.empty() && gate.contains("ref")) ref = text(gate["ref"], context, "ref", kMaxRef);
   if (submitted_by.empty() && gate.contains("submitted_by"))
     submitted_by = text(gate["submitted_by"], context, "submitted_by", kMaxName);

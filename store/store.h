@@ -133,12 +133,12 @@ class Store {
   // points, with the settings each gate was decided under (docs/STORE.md, "Gate results").
   struct GateRecord {
     int64_t id = 0;
-    std::string base, head;  // full lowercase SHAs
-    std::string ref;         // branch or pull-request ref when known, else empty
-    std::string verdict;     // pass | regression | inconclusive
-    int exit_code = 0;       // 0, 1, 3: `perfgate compare`'s for the verdict
-    std::string settings;    // JSON object: the settings the verdict was decided under
-    std::string result;      // the compare JSON (docs/FORMATS.md)
+    std::string base, head;            // full lowercase SHAs
+    std::string ref;                   // branch or pull-request ref when known, else empty
+    std::string verdict;               // pass | regression | inconclusive
+    int exit_code = 0;                 // 0, 1, 3: `perfgate compare`'s for the verdict
+    std::string settings;              // JSON object: the settings the verdict was decided under
+    std::string result;                // the compare JSON (docs/FORMATS.md)
     std::string submitted_by, source;  // source: cli (--record) | api (POST /api/v1/gates)
     std::string created_at;            // ISO 8601 UTC, set by the store
   };

@@ -35,7 +35,7 @@ constexpr const char* kGateColumns =
     "created_at";
 
 Store::GateRecord read_gate(const sql::Stmt& s) {
-  return {s.int64(0), s.text(1), s.text(2), s.text(3), s.text(4),  s.integer(5),
+  return {s.int64(0), s.text(1), s.text(2), s.text(3), s.text(4), s.integer(5),
           s.text(6),  s.text(7), s.text(8), s.text(9), s.text(10)};
 }
 
@@ -108,8 +108,9 @@ Store::GateEvent Store::add_gate_event(int64_t gate_id, const std::string& actio
 }
 
 std::vector<Store::GateEvent> Store::gate_events() {
-  sql::Stmt s(db_, "SELECT id, gate_id, action, reason, author, at FROM gate_result_events "
-                   "ORDER BY id");
+  sql::Stmt s(db_,
+              "SELECT id, gate_id, action, reason, author, at FROM gate_result_events "
+              "ORDER BY id");
   std::vector<GateEvent> out;
   while (s.step())
     out.push_back({s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.text(5)});

@@ -155,8 +155,8 @@ std::string stored_gate_box(const CompareView& v) {
   const auto result = nlohmann::json::parse(g.result, nullptr, false);
   const std::string page_verdict = to_string(v.result.verdict);
   std::string h = "<div class=\"card stored-gate\" id=\"stored-gate\"><p><b>Stored gate</b> #" +
-                  std::to_string(g.id) + (g.ref.empty() ? "" : " on " + html_escape(g.ref)) +
-                  ", " + html_escape(g.created_at) + " by " + html_escape(g.submitted_by) +
+                  std::to_string(g.id) + (g.ref.empty() ? "" : " on " + html_escape(g.ref)) + ", " +
+                  html_escape(g.created_at) + " by " + html_escape(g.submitted_by) +
                   ": <span id=\"stored-verdict\" class=\"badge " +
                   html_escape(g.verdict == "regression" ? "fail" : g.verdict) + "\">" +
                   html_escape(g.verdict) + "</span> <span class=\"muted small\">(" +

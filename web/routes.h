@@ -9,7 +9,7 @@ namespace pg::web {
 void register_static_routes(httplib::Server& http);
 void register_page_routes(httplib::Server& http, App& app);
 void register_api_routes(httplib::Server& http, App& app);
-void register_run_routes(httplib::Server& http, App& app);  // runs: read and ingest
+void register_run_routes(httplib::Server& http, App& app);     // runs: read and ingest
 void register_triage_routes(httplib::Server& http, App& app);  // regressions (routes_triage.cpp)
 void register_gate_routes(httplib::Server& http, App& app);    // gate results (routes_gates.cpp)
 

@@ -89,7 +89,8 @@ httplib::Headers security_headers() {
 
 // Which bodies the server reads, decided from the head alone: an ingest body (runs, gate results)
 // only with the right token (and up to --max-body), so an unauthenticated upload is never read,
-// not even after a "100 Continue"; any other request's body only up to a small cap (no other route reads one).
+// not even after a "100 Continue"; any other request's body only up to a small cap (no other route
+// reads one).
 Admission admit_request(const ServeOptions& opt, const RequestHead& head) {
   if (head.method == "POST" && (head.path == "/api/v1/runs" || head.path == "/api/v1/gates")) {
     if (ingest_authorized(opt, head.header("Authorization"))) return {opt.max_body_bytes, false};

@@ -1,9 +1,9 @@
 // Regressions as alerts from two sources: every series that currently stands in a regression
 // (series_view.h's current_regression, on the main branch, tpot_ms: the gated metric), and every
 // stored gate result whose verdict was regression (the newest gate of its base/head pair; see
-// triage_gates.cpp), each joined with its triage state from the store's append-only event logs. Open until someone acknowledges (still open, but
-// owned), dismisses (with a reason) or marks it fixed; a later regression at another commit is a
-// new alert.
+// triage_gates.cpp), each joined with its triage state from the store's append-only event logs.
+// Open until someone acknowledges (still open, but owned), dismisses (with a reason) or marks it
+// fixed; a later regression at another commit is a new alert.
 #pragma once
 #include <map>
 #include <memory>
@@ -34,8 +34,8 @@ struct GateAlert {
   nlohmann::json settings;         // what the verdict was decided under
   std::optional<WorstCell> worst;  // the size: the worst regressed cell
   size_t regressed_cells = 0, cells = 0;
-  std::string state = "open";  // open | acknowledged | dismissed | fixed | superseded
-  std::string superseded_by;   // head of a later passing gate on the same ref
+  std::string state = "open";            // open | acknowledged | dismissed | fixed | superseded
+  std::string superseded_by;             // head of a later passing gate on the same ref
   std::vector<Store::GateEvent> events;  // oldest first
   bool is_open() const { return state == "open" || state == "acknowledged"; }
 };

@@ -1,7 +1,8 @@
 // Stored gate results as an alerts source, against a real database, a live server on loopback and
 // the real `perfgate compare`: --record and --submit, POST /api/v1/gates (token, bad input) and its
 // paginated GET, gate alerts on the regressions list with the triage lifecycle, the overview's
-// count, the compare page's stored verdict with its settings, and the compare page's blind-gate box.
+// count, the compare page's stored verdict with its settings, and the compare page's blind-gate
+// box.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -32,10 +33,17 @@ class Gates : public ::testing::Test {
   // *out (stdout alone with stdout_only).
   int compare(int base, int head, std::vector<std::string> extra, std::string* out,
               bool stdout_only = false) {
-    std::vector<std::string> args = {"/bin/sh", "-c",     "exec \"$0\" \"$@\" 2>&1",
-                                     perfgate_bin(), "compare", "--db",
-                                     db_,       "--base",  sha(base),
-                                     "--head",  sha(head)};
+    std::vector<std::string> args = {"/bin/sh",
+                                     "-c",
+                                     "exec \"$0\" \"$@\" 2>&1",
+                                     perfgate_bin(),
+                                     "compare",
+                                     "--db",
+                                     db_,
+                                     "--base",
+                                     sha(base),
+                                     "--head",
+                                     sha(head)};
     if (stdout_only) args.erase(args.begin(), args.begin() + 3);
     args.insert(args.end(), extra.begin(), extra.end());
     return run_command(args, out);
@@ -142,9 +150,9 @@ TEST_F(Gates, ALaterPassingGateOnTheSameRefSupersedesTheAlert) {
 TEST_F(Gates, SubmitPostsTheGateWithTheTokenAndFailsLoudlyWithoutIt) {
   const std::string url = "http://127.0.0.1:" + std::to_string(server_->port());
   std::string out;
-  ASSERT_EQ(compare(7, 8, {"--submit", url, "--token-file", token_file_, "--submitted-by", "ci"},
-                    &out),
-            1)
+  ASSERT_EQ(
+      compare(7, 8, {"--submit", url, "--token-file", token_file_, "--submitted-by", "ci"}, &out),
+      1)
       << out;
   auto gates = get_json("/api/v1/gates")["gates"];
   ASSERT_EQ(gates.size(), 1u);
@@ -245,8 +253,8 @@ TEST_F(Gates, TheComparePageSaysWhenTheGateWasBlindToItsMinEffect) {
   const std::string blind = get_page(target + "&min_effect=0.001");
   EXPECT_NE(blind.find("id=\"gate-blind\""), std::string::npos);
   EXPECT_NE(blind.find("This gate was blind to its own min effect"), std::string::npos);
-  const auto j = get_json("/api/v1/compare?base=" + sha(2) + "&head=" + sha(3) +
-                          "&min_effect=0.001");
+  const auto j =
+      get_json("/api/v1/compare?base=" + sha(2) + "&head=" + sha(3) + "&min_effect=0.001");
   EXPECT_TRUE(j["underpowered"].get<bool>());
   EXPECT_GT(j["mde"].get<double>(), 0.001);
   // A min effect above the MDE: no box.
