@@ -71,12 +71,12 @@ void throw_storage_error(const std::exception& e) {
   const std::string what = e.what();
   std::fprintf(stderr, "perfgate serve: ingest not stored: %s\n", log_safe(what).c_str());
   if (what.find("database or disk is full") != std::string::npos)
-    throw HttpError(507,
-                    "the server's disk is full: nothing was stored; retry once space is freed");
+    throw HttpError(
+        507, "the server's disk is full: what was sent is not stored; retry once space is freed");
   if (what.find("disk I/O error") != std::string::npos ||
       what.find("attempt to write a readonly database") != std::string::npos)
-    throw HttpError(503,
-                    "the server could not write its database (" + what + "): nothing was stored");
+    throw HttpError(
+        503, "the server could not write its database (" + what + "): what was sent is not stored");
   throw;
 }
 
