@@ -77,7 +77,7 @@ std::string gate_row(const GateAlert& a, const std::string& repo_url) {
        "<br><a class=\"small\" href=\"/compare?base=" + url_encode(g.base) +
        "&amp;head=" + url_encode(g.head) + "\">compare " + html_escape(g.base.substr(0, 10)) +
        " → " + html_escape(g.head.substr(0, 10)) + "</a></td>";
-  h += "<td class=\"num\">" +
+  h += "<td class=\"num gate-size\">" +
        (a.worst ? "<span class=\"change regression\">" + pct(a.worst->relative) +
                       "</span><br><span class=\"muted small\">" + html_escape(a.worst->label) +
                       "</span>"

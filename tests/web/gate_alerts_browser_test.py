@@ -47,7 +47,7 @@ def main():
 
     tmp = tempfile.mkdtemp(prefix="perfgate-gate-browser-")
     db = os.path.join(tmp, "gates.db")
-    subprocess.run([args.seed, "--db", db, "--commits", "12", "--step-at", "8", "--envs", "1",
+    subprocess.run([args.seed, "--db", db, "--commits", "16", "--step-at", "8", "--envs", "1",
                     "--models", "tiny", "--batch-sizes", "1,4", "--seq-lens", "16",
                     "--gen-tokens", "8", "--reps", "5"], check=True, stdout=subprocess.DEVNULL)
     token_file = os.path.join(tmp, "token")
@@ -91,8 +91,11 @@ def main():
             check("min effect 10% (fixed)" in text and "holm" in text,
                   "gate row: the settings it was decided under")
             check(re.search(r"\+\d+\.\d%", text) is not None, f"gate row: its size ({text!r})")
-            check(re.search(r"\d+ (minute|hour|day)s? ago", text) is not None,
+            check(re.search(r"just now|\d+ (minute|hour|day)s? ago", text) is not None,
                   "gate row: its age in words")
+            right = page.evaluate("document.querySelector('#gate-regressions')"
+                                  ".getBoundingClientRect().right")
+            check(right <= 1440, f"gate table fits 1,440 px (right edge {right:.0f})")
             check(page.locator("#regressions tbody tr").count() > 0,
                   "regressions: the change-point alerts are still listed")
             page.screenshot(path=os.path.join(args.out, "gate-alerts.png"), full_page=True)

@@ -17,7 +17,7 @@
       const [n, unit] = s < 3600 ? [Math.floor(s / 60), "minute"] : s < 86400 ?
         [Math.floor(s / 3600), "hour"] : [Math.floor(s / 86400), "day"];
       t.title = t.textContent;
-      t.textContent = n + " " + unit + (n === 1 ? "" : "s") + " ago";
+      t.textContent = s < 60 ? "just now" : n + " " + unit + (n === 1 ? "" : "s") + " ago";
     });
     document.querySelectorAll("td.triage button").forEach(function (b) {
       b.addEventListener("click", function () {
