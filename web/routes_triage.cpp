@@ -72,13 +72,9 @@ void register_triage_routes(httplib::Server& http, App& app) {
           auto e =
               app.store().add_gate_event(body["gate_id"].get<int64_t>(), action, reason, author);
           app.note_write();
-          send_json(req, res, 201,
-                    {{"id", e.id},
-                     {"gate_id", e.gate_id},
-                     {"action", e.action},
-                     {"reason", e.reason},
-                     {"author", e.author},
-                     {"at", e.at}});
+          nlohmann::json j = triage_event_json(e);
+          j["gate_id"] = e.gate_id;
+          send_json(req, res, 201, j);
           return;
         }
         if (!body.contains("series_id") || !body["series_id"].is_number_integer())
@@ -91,15 +87,11 @@ void register_triage_routes(httplib::Server& http, App& app) {
         // UsageError (unknown series, action, malformed SHA) answers 400 with its reason.
         auto e = app.store().add_regression_event(series, metric, commit, action, reason, author);
         app.note_write();
-        send_json(req, res, 201,
-                  {{"id", e.id},
-                   {"series_id", e.series_id},
-                   {"metric", e.metric},
-                   {"commit", e.commit},
-                   {"action", e.action},
-                   {"reason", e.reason},
-                   {"author", e.author},
-                   {"at", e.at}});
+        nlohmann::json j = triage_event_json(e);
+        j["series_id"] = e.series_id;
+        j["metric"] = e.metric;
+        j["commit"] = e.commit;
+        send_json(req, res, 201, j);
       }));
 }
 

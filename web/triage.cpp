@@ -65,13 +65,6 @@ const RegressionAlert* find_alert(const RegressionsModel& m, int64_t series_id) 
 nlohmann::json regressions_json(const RegressionsModel& m) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& a : m.alerts) {
-    nlohmann::json events = nlohmann::json::array();
-    for (const auto& e : a.events)
-      events.push_back({{"id", e.id},
-                        {"action", e.action},
-                        {"reason", e.reason},
-                        {"author", e.author},
-                        {"at", e.at}});
     list.push_back(
         {{"series_id", a.view->info.id},
          {"series", series_name(a.view->info)},
@@ -86,7 +79,7 @@ nlohmann::json regressions_json(const RegressionsModel& m) {
          {"source", a.regression.source},
          {"commits_since", a.commits_since},
          {"state", a.state},
-         {"events", events}});
+         {"events", triage_events_json(a.events)}});
   }
   return {{"branch", m.branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.branch)},
           {"open", m.open},

@@ -47,6 +47,19 @@ struct RegressionsModel {
   std::string branch;
 };
 
+// One triage event as the API shows it (either log): id, action, reason, author, at.
+template <class Event>
+nlohmann::json triage_event_json(const Event& e) {
+  return {
+      {"id", e.id}, {"action", e.action}, {"reason", e.reason}, {"author", e.author}, {"at", e.at}};
+}
+template <class Event>
+nlohmann::json triage_events_json(const std::vector<Event>& events) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : events) out.push_back(triage_event_json(e));
+  return out;
+}
+
 // The state after the latest event's action (empty: none): open, acknowledged, dismissed, fixed.
 std::string triage_state(const std::string& last_action);
 

@@ -51,13 +51,6 @@ void add_gate_alerts(Store& store, RegressionsModel& m) {
 nlohmann::json gate_alerts_json(const RegressionsModel& m) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& a : m.gate_alerts) {
-    nlohmann::json events = nlohmann::json::array();
-    for (const auto& e : a.events)
-      events.push_back({{"id", e.id},
-                        {"action", e.action},
-                        {"reason", e.reason},
-                        {"author", e.author},
-                        {"at", e.at}});
     const auto& g = a.gate;
     list.push_back(
         {{"gate_id", g.id},
@@ -74,7 +67,7 @@ nlohmann::json gate_alerts_json(const RegressionsModel& m) {
          {"state", a.state},
          {"superseded_by",
           a.superseded_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.superseded_by)},
-         {"events", events}});
+         {"events", triage_events_json(a.events)}});
   }
   return list;
 }

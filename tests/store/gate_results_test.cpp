@@ -30,15 +30,6 @@ Store::GateRecord gate(const std::string& verdict, int exit_code, const std::str
   return r;
 }
 
-int64_t count(Store& s, const char* sql) {
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(s.handle(), sql, -1, &st, nullptr), SQLITE_OK);
-  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
-  const int64_t v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
-}
-
 TEST(GateResults, AreStoredWithTheirSettingsAndReadBackInIdOrder) {
   TempDir dir;
   Store s(dir.file("g.db"));
@@ -134,7 +125,7 @@ TEST(GateResults, ADatabaseFromBeforeTheStepMigratesAndKeepsItsData) {
     sqlite3_close(db);
   }
   Store s(path);
-  EXPECT_EQ(count(s, "PRAGMA user_version"), Store::schema_version());
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
   EXPECT_EQ(Store::schema_version(), 5);
   EXPECT_EQ(s.run_count(), 1);
   EXPECT_TRUE(s.gate_results().empty());

@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <sqlite3.h>
 #include <unistd.h>
 #include <fstream>
 #include <random>
@@ -83,6 +84,16 @@ int64_t write_run(Store& s, const Run& r, bool finish) {
   for (const auto& c : r.cells) s.add_cell(id, c);
   if (finish) s.finish_run(id, r.status);
   return id;
+}
+
+int64_t query_int(Store& s, const char* sql) {
+  sqlite3_stmt* st = nullptr;
+  const bool ok = sqlite3_prepare_v2(s.handle(), sql, -1, &st, nullptr) == SQLITE_OK &&
+                  sqlite3_step(st) == SQLITE_ROW;
+  const int64_t v = ok ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_finalize(st);
+  if (!ok) throw std::runtime_error(std::string("query failed: ") + sql);
+  return v;
 }
 
 }  // namespace pg::test

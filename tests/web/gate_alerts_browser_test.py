@@ -9,31 +9,18 @@ the compare page's blind-gate box appears when the MDE exceeds the min effect an
 No page may log a console error.
 """
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
-import urllib.request
 
 from playwright.sync_api import sync_playwright
 
+from browser_checks import FAILURES, check, get_json
 from serve_process import start_server
 
-FAILURES = []
 TOKEN = "gate-browser-token-0123456789"
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILURES.append(what)
-
-
-def get_json(base, path):
-    with urllib.request.urlopen(base + path, timeout=30) as r:
-        return json.load(r)
 
 
 def main():

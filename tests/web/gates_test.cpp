@@ -4,9 +4,6 @@
 // count, the compare page's stored verdict with its settings, and the compare page's blind-gate
 // box.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-
-#include <fstream>
 
 #include "store/store.h"
 #include "web_fixture.h"
@@ -25,8 +22,7 @@ class Gates : public ::testing::Test {
     opt.token = kToken;
     server_ = std::make_unique<LiveServer>(opt);
     token_file_ = dir_.file("token");
-    std::ofstream(token_file_) << kToken << "\n";
-    ::chmod(token_file_.c_str(), 0600);
+    write_token_file(token_file_, std::string(kToken) + "\n");
   }
   static std::string sha(int i) { return commit_sha(i, standard_spec().seed); }
   // `perfgate compare` on the fixture's database; returns its exit code, stdout and stderr in
@@ -49,17 +45,9 @@ class Gates : public ::testing::Test {
     return run_command(args, out);
   }
   nlohmann::json get_json(const std::string& target, int status = 200) {
-    auto r = server_->client()->Get(target);
-    EXPECT_TRUE(r);
-    if (!r) return {};
-    EXPECT_EQ(r->status, status) << target << ": " << r->body;
-    return nlohmann::json::parse(r->body, nullptr, false);
+    return webtest::get_json(*server_, target, status);
   }
-  std::string get_page(const std::string& target) {
-    auto r = server_->client()->Get(target);
-    EXPECT_TRUE(r && r->status == 200) << target;
-    return r ? r->body : "";
-  }
+  std::string get_page(const std::string& target) { return webtest::get_page(*server_, target); }
   httplib::Result post(const std::string& path, const std::string& body,
                        const std::string& token = kToken) {
     httplib::Headers h;
@@ -161,8 +149,7 @@ TEST_F(Gates, SubmitPostsTheGateWithTheTokenAndFailsLoudlyWithoutIt) {
   EXPECT_EQ(gates[0]["ref"], nullptr);
 
   const std::string wrong = dir_.file("wrong");
-  std::ofstream(wrong) << "not-the-token\n";
-  ::chmod(wrong.c_str(), 0600);
+  write_token_file(wrong, "not-the-token\n");
   EXPECT_EQ(compare(7, 8, {"--submit", url, "--token-file", wrong}, &out), 4);
   EXPECT_NE(out.find("HTTP 401"), std::string::npos) << out;
   EXPECT_NE(out.find("regression"), std::string::npos) << "the verdict must still be shown";
