@@ -60,6 +60,8 @@ void validate(CompareFlags& f) {
   if (!f.record && f.submit_url.empty() && (!f.ref.empty() || !f.submitted_by.empty()))
     throw UsageError("--ref and --submitted-by describe a gate kept by --record or --submit");
   if (f.submitted_by.empty()) f.submitted_by = default_submitter();
+  check_gate_label(f.ref, "--ref", kMaxGateRef);
+  check_gate_label(f.submitted_by, "--submitted-by", kMaxGateSubmitter);
 }
 
 // --record into the store, --submit to a server: after the report is out, so a failure to keep

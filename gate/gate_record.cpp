@@ -10,8 +10,6 @@
 namespace pg {
 namespace {
 
-constexpr size_t kMaxRef = 256, kMaxName = 200;
-
 [[noreturn]] void bad(const std::string& context, const std::string& key, const std::string& what) {
   throw UsageError(context + ": '" + key + "' " + what);
 }
@@ -50,9 +48,7 @@ std::string text(const nlohmann::json& v, const std::string& context, const std:
                  size_t max) {
   if (!v.is_string()) bad(context, key, "must be a string");
   std::string s = v.get<std::string>();
-  if (s.size() > max) bad(context, key, "is longer than " + std::to_string(max) + " bytes");
-  for (unsigned char c : s)
-    if (c < 0x20 || c == 0x7f) bad(context, key, "contains control characters");
+  check_gate_label(s, context + ": '" + key + "'", max);
   return s;
 }
 
@@ -73,6 +69,13 @@ void check_cells(const nlohmann::json& gate, const std::string& context) {
 
 }  // namespace
 
+void check_gate_label(const std::string& value, const std::string& name, size_t max) {
+  if (value.size() > max)
+    throw UsageError(name + " is longer than " + std::to_string(max) + " bytes");
+  for (unsigned char c : value)
+    if (c < 0x20 || c == 0x7f) throw UsageError(name + " contains control characters");
+}
+
 nlohmann::json gate_settings_json(const nlohmann::json& gate) {
   nlohmann::json s = nlohmann::json::object();
   for (const char* k :
@@ -89,9 +92,11 @@ Store::GateRecord gate_record_from_json(nlohmann::json gate, const std::string& 
                                         std::string submitted_by) {
   if (!gate.is_object())
     throw UsageError(context + ": a JSON object (the compare JSON) is required");
-  if (ref.empty() && gate.contains("ref")) ref = text(gate["ref"], context, "ref", kMaxRef);
+  if (ref.empty() && gate.contains("ref")) ref = text(gate["ref"], context, "ref", kMaxGateRef);
   if (submitted_by.empty() && gate.contains("submitted_by"))
-    submitted_by = text(gate["submitted_by"], context, "submitted_by", kMaxName);
+    submitted_by = text(gate["submitted_by"], context, "submitted_by", kMaxGateSubmitter);
+  check_gate_label(ref, context + ": ref", kMaxGateRef);
+  check_gate_label(submitted_by, context + ": submitted_by", kMaxGateSubmitter);
   gate.erase("ref");
   gate.erase("submitted_by");
   if (submitted_by.empty()) bad(context, "submitted_by", "is required (who submits this gate)");

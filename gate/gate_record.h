@@ -22,6 +22,11 @@ Store::GateRecord gate_record_from_json(nlohmann::json gate, const std::string& 
                                         const std::string& source, std::string ref = "",
                                         std::string submitted_by = "");
 
+// The longest ref and submitted_by a stored gate may carry.
+inline constexpr size_t kMaxGateRef = 256, kMaxGateSubmitter = 200;
+// Throws UsageError "<name> ..." unless `value` is at most `max` bytes without control characters.
+void check_gate_label(const std::string& value, const std::string& name, size_t max);
+
 // The worst regressed cell of a stored result: its head/base ratio - 1 and its label
 // ("tiny · b1 s64"); nullopt when no cell regressed.
 struct WorstCell {

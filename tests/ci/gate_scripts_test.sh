@@ -226,7 +226,7 @@ check "pr-adopt: ... with a warning" grep -q "::warning" <<<"$tolerated"
 
 # --- a push to main stores the run, and the submit step (alone with the token) sends it ---------
 token_file="$tmp/server-token"
-echo "s3cret-ingest-token" >"$token_file"
+(umask 077 && echo "s3cret-ingest-token" >"$token_file") # serve refuses a token others may read
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$PERFGATE_REAL" serve --db "$tmp/server.db" --port "$port" --token-file "$token_file" --quiet \
   >"$tmp/serve.log" 2>&1 &
@@ -236,6 +236,10 @@ for _ in $(seq 100); do # until the server listens (it binds before serving)
   if curl -fs "http://127.0.0.1:$port/" >/dev/null; then break; fi
   sleep 0.1
 done
+check "server: perfgate serve answers" curl -fs "http://127.0.0.1:$port/healthz" -o /dev/null
+main_sha=$(git -C "$proj" rev-parse main)
+server_runs() { curl -fs "http://127.0.0.1:$port/api/v1/runs" | grep -o "\"$main_sha\"" | wc -l; }
+runs_before=$(server_runs || echo 0)
 push_job="$tmp/job-push"
 mkdir -p "$push_job"
 (
@@ -245,16 +249,19 @@ mkdir -p "$push_job"
     PERFGATE_PASS_ENV=PERFGATE_REAL PERFGATE_RUN_ARGS=--quiet PERFGATE_BIN="$PERFGATE_REAL" \
     PERFGATE_SERVER_URL="http://127.0.0.1:$port"
   cd "$tmp"
-  "$trusted/ci/scripts/main_bench.sh"
-  PERFGATE_TOKEN=$(cat "$token_file") "$trusted/ci/scripts/main_submit.sh"
+  # Chained: errexit is off inside a subshell run as a condition, so a failed step must not hide.
+  status=0
+  { "$trusted/ci/scripts/main_bench.sh" &&
+    PERFGATE_TOKEN=$(cat "$token_file") "$trusted/ci/scripts/main_submit.sh"; } || status=$?
   "$trusted/ci/scripts/cleanup.sh"
+  exit "$status"
 ) >"$push_job/log" 2>&1 && prc=0 || prc=$?
-main_sha=$(git -C "$proj" rev-parse main)
 check "push: main_bench.sh and main_submit.sh succeed" [ "$prc" -eq 0 ]
 check "push: the run is in the persistent store" \
   bash -c "'$PERFGATE_REAL' export --db '$store' --format csv | grep -q '$main_sha'"
-check "push: the run reached the server" \
-  bash -c "'$PERFGATE_REAL' export --db '$tmp/server.db' --format csv | grep -q '$main_sha'"
+runs_after=$(server_runs || echo 0)
+check "push: the run reached the server ($runs_before -> $runs_after runs of main there)" \
+  [ "$runs_after" -gt "$runs_before" ]
 check "push: summary written" has "$push_job/summary.md" "stored 1 run(s)"
 check "push: the token is in no file the job left" bash -c "! grep -rqs s3cret-ingest-token '$push_job'"
 [ "$prc" -eq 0 ] || cat "$push_job/log"

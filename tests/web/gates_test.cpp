@@ -157,6 +157,10 @@ TEST_F(Gates, SubmitPostsTheGateWithTheTokenAndFailsLoudlyWithoutIt) {
   EXPECT_NE(out.find("--token-file"), std::string::npos) << out;
   EXPECT_EQ(compare(7, 8, {"--submit", "ftp://x", "--token-file", token_file_}, &out), 2);
   EXPECT_NE(out.find("--submit"), std::string::npos) << out;
+  EXPECT_EQ(compare(7, 8, {"--record", "--ref", "a\nb"}, &out), 2);
+  EXPECT_NE(out.find("--ref contains control characters"), std::string::npos) << out;
+  EXPECT_EQ(compare(7, 8, {"--ref", "main"}, &out), 2);  // a ref of nothing kept
+  EXPECT_NE(out.find("--record"), std::string::npos) << out;
   EXPECT_EQ(get_json("/api/v1/gates")["gates"].size(), 1u);
 }
 
