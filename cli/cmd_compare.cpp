@@ -3,18 +3,21 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "app/compare.h"
-#include "gate/gate_json.h"
-#include "gate/report.h"
-#include "gate/report_text.h"
-#include "gate/revision.h"
 #include "cli/commands.h"
 #include "cli/setting_flags.h"
 #include "common/errors.h"
+#include "gate/gate_json.h"
+#include "gate/gate_record.h"
+#include "gate/report.h"
+#include "gate/report_text.h"
+#include "gate/revision.h"
+#include "runner/submit.h"
 #include "stats/gate.h"
 #include "store/atomic_file.h"
 #include "store/store.h"
@@ -29,7 +32,17 @@ struct CompareFlags {
   std::string format = "table", output, json_output;
   bool github = false;
   std::vector<std::string> notes;
+  // Keeping the result as an alert source (docs/CLI.md, "Recording a gate").
+  bool record = false;
+  std::string submit_url, token_file, ref, submitted_by;
 };
+
+// Who a recorded or submitted gate names when --submitted-by is not given.
+std::string default_submitter() {
+  for (const char* var : {"GITHUB_ACTOR", "USER", "LOGNAME"})
+    if (const char* v = std::getenv(var); v && *v) return v;
+  return "perfgate";
+}
 
 void validate(CompareFlags& f) {
   try {
@@ -41,6 +54,35 @@ void validate(CompareFlags& f) {
   if (f.format != "table" && f.format != "markdown" && f.format != "json" && f.format != "csv") {
     throw UsageError("--format must be table, markdown, json or csv, got '" + f.format + "'");
   }
+  if (f.submit_url.empty() != f.token_file.empty())
+    throw UsageError(f.submit_url.empty() ? "--token-file is only used with --submit URL"
+                                          : "--submit needs --token-file FILE (the ingest token)");
+  if (!f.record && f.submit_url.empty() && (!f.ref.empty() || !f.submitted_by.empty()))
+    throw UsageError("--ref and --submitted-by describe a gate kept by --record or --submit");
+  if (f.submitted_by.empty()) f.submitted_by = default_submitter();
+  check_gate_label(f.ref, "--ref", kMaxGateRef);
+  check_gate_label(f.submitted_by, "--submitted-by", kMaxGateSubmitter);
+}
+
+// --record into the store, --submit to a server: after the report is out, so a failure to keep
+// the result never hides the verdict. Both store the same record (gate/gate_record.h).
+void keep_result(const CompareFlags& f, const std::string& gate_json) {
+  const auto doc = nlohmann::json::parse(gate_json);
+  if (f.record) {
+    Store store(f.db);
+    auto r =
+        store.add_gate_result(gate_record_from_json(doc, "--record", "cli", f.ref, f.submitted_by));
+    std::cerr << fmt::format("recorded gate result {} in {}\n", r.id, f.db);
+  }
+  if (!f.submit_url.empty()) {
+    const SubmitTarget target = parse_submit_url(f.submit_url, "--submit", "/api/v1/gates");
+    nlohmann::json body = doc;
+    if (!f.ref.empty()) body["ref"] = f.ref;
+    body["submitted_by"] = f.submitted_by;
+    submit_run_json(target, read_token_file(f.token_file), body.dump());
+    std::cerr << fmt::format("submitted the gate result to {}{}\n", target.scheme_host_port,
+                             target.path);
+  }
 }
 
 std::string render(const GateReporter& reporter, const GateResult& r, const ReportInfo& info) {
@@ -51,6 +93,10 @@ std::string render(const GateReporter& reporter, const GateResult& r, const Repo
 
 int run_compare(CompareFlags f) {
   validate(f);
+  if (!f.submit_url.empty()) {  // refuse a bad URL or token file before measuring anything
+    parse_submit_url(f.submit_url, "--submit", "/api/v1/gates");
+    read_token_file(f.token_file);
+  }
   auto store = open_existing_db(f.db);
   RevisionContext ctx{store.get(), f.repo, f.main_branch};
   if (f.head == kMergeBaseRevision) throw UsageError("--head cannot be 'merge-base'");
@@ -83,8 +129,8 @@ int run_compare(CompareFlags f) {
   } else {
     write_file_atomically(f.output, report, "--output");
   }
-  if (!f.json_output.empty())
-    write_file_atomically(f.json_output, render(GateJsonReporter{}, result, info), "--json");
+  const std::string gate_json = render(GateJsonReporter{}, result, info);
+  if (!f.json_output.empty()) write_file_atomically(f.json_output, gate_json, "--json");
   if (f.github) {
     // Workflow commands go to stdout, unless stdout carries JSON that a tool must parse: the
     // Actions runner reads commands from both streams.
@@ -92,6 +138,8 @@ int run_compare(CompareFlags f) {
     GateGithubReporter{}.report(result, info, cmd_out);
   }
   std::cout.flush();
+  store.reset();  // --record opens the file for writing
+  keep_result(f, gate_json);
   return gate_exit_code(result);
 }
 
@@ -147,6 +195,15 @@ void add_compare_command(CLI::App& root, Action& action) {
   c->add_option("--seed", f->settings.gate.seed, "bootstrap seed (same data, same interval)")
       ->capture_default_str();
   c->add_option("--note", f->notes, "a line to show in the report (repeatable)");
+  c->add_flag("--record", f->record,
+              "also store the result in --db as a gate result: an alert on the regressions page "
+              "when it regressed, and the verdict the compare page shows for this pair");
+  c->add_option("--submit", f->submit_url,
+                "also POST the result to a perfgate serve at URL (its /api/v1/gates)");
+  c->add_option("--token-file", f->token_file, "ingest token for --submit (a mode-600 file)");
+  c->add_option("--ref", f->ref, "branch or pull-request ref stored with the result");
+  c->add_option("--submitted-by", f->submitted_by,
+                "who the stored result names (default: $GITHUB_ACTOR, $USER or $LOGNAME)");
   c->callback([f, &action] { action = [f] { return run_compare(*f); }; });
 }
 

@@ -11,7 +11,8 @@
 
 namespace pg {
 
-SubmitTarget parse_submit_url(const std::string& url, const std::string& flag) {
+SubmitTarget parse_submit_url(const std::string& url, const std::string& flag,
+                              const std::string& endpoint) {
   // scheme, host (a name, an IPv4 address or a bracketed IPv6 one), optional port, optional path.
   static const std::regex re(
       R"(^(https?)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(:[0-9]{1,5})?(/[^?#]*)?$)");
@@ -28,7 +29,7 @@ SubmitTarget parse_submit_url(const std::string& url, const std::string& flag) {
   t.scheme_host_port = m[1].str() + "://" + m[2].str() + m[3].str();
   std::string prefix = m[4].str();
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  t.path = prefix + "/api/v1/runs";
+  t.path = prefix + endpoint;
   return t;
 }
 

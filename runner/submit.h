@@ -1,5 +1,6 @@
-// `--submit URL --token-file FILE`: send a finished run to a remote `perfgate serve`.
-// The local store is always written first; submitting is an extra copy, never the only one.
+// `--submit URL --token-file FILE`: send a finished run (`perfgate run`) or a gate result
+// (`perfgate compare`) to a remote `perfgate serve`. The local report or store is always written
+// first; submitting is an extra copy, never the only one.
 #pragma once
 #include <string>
 
@@ -9,13 +10,15 @@ namespace pg {
 
 struct SubmitTarget {
   std::string scheme_host_port;  // "http://ci-box:8080", what the HTTP client connects to
-  std::string path;              // the URL's path plus "/api/v1/runs"
+  std::string path;              // the URL's path plus the endpoint ("/api/v1/runs")
 };
 
 // Throws UsageError naming `flag` unless `url` is http(s)://HOST[:PORT][/PREFIX].
-SubmitTarget parse_submit_url(const std::string& url, const std::string& flag = "--submit");
+SubmitTarget parse_submit_url(const std::string& url, const std::string& flag = "--submit",
+                              const std::string& endpoint = "/api/v1/runs");
 
-// POSTs `export_json` (the document `perfgate export --format json` prints) with a bearer token.
+// POSTs a JSON document with a bearer token: `export_json` (what `perfgate export --format json`
+// prints) to /api/v1/runs, or a compare JSON to /api/v1/gates.
 // Returns the server's reply on 2xx; throws RuntimeFailure with the server's message otherwise.
 std::string submit_run_json(const SubmitTarget& target, const std::string& token,
                             const std::string& export_json);

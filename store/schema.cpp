@@ -140,6 +140,36 @@ CREATE TABLE view_cache (
       R"sql(
 ALTER TABLE runs ADD COLUMN git_remote TEXT;
 )sql",
+      // 5: stored gate results, an alerts source beside the change points (docs/STORE.md, "Gate
+      // results"). Append-only: a gate is one row with the settings it was decided under and its
+      // whole compare JSON; its triage is a log like regression_events, whose latest row decides.
+      R"sql(
+CREATE TABLE gate_results (
+  id INTEGER PRIMARY KEY,
+  base_sha TEXT NOT NULL CHECK (length(base_sha) = 40),
+  head_sha TEXT NOT NULL CHECK (length(head_sha) = 40),
+  ref TEXT NOT NULL,                -- branch or pull-request ref when known, else ''
+  verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'regression', 'inconclusive')),
+  exit_code INTEGER NOT NULL CHECK (exit_code IN (0, 1, 3)),
+  settings TEXT NOT NULL,           -- JSON: alpha, min_effect and its source, correction, power...
+  result TEXT NOT NULL,             -- the compare JSON (docs/FORMATS.md) as the gate wrote it
+  submitted_by TEXT NOT NULL,
+  source TEXT NOT NULL CHECK (source IN ('cli', 'api')),
+  created_at TEXT NOT NULL
+);
+CREATE INDEX gate_results_pair ON gate_results(base_sha, head_sha, id);
+CREATE INDEX gate_results_head ON gate_results(head_sha);
+
+CREATE TABLE gate_result_events (
+  id INTEGER PRIMARY KEY,
+  gate_id INTEGER NOT NULL REFERENCES gate_results(id),
+  action TEXT NOT NULL CHECK (action IN ('acknowledge', 'dismiss', 'fix', 'reopen')),
+  reason TEXT NOT NULL,
+  author TEXT NOT NULL,
+  at TEXT NOT NULL
+);
+CREATE INDEX gate_result_events_gate ON gate_result_events(gate_id, id);
+)sql",
   };
   return steps;
 }

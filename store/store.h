@@ -129,6 +129,33 @@ class Store {
                                        const std::string& reason, const std::string& author);
   std::vector<RegressionEvent> regression_events();  // id order
 
+  // --- stored gate results (store_gates.cpp): append-only; an alerts source beside the change
+  // points, with the settings each gate was decided under (docs/STORE.md, "Gate results").
+  struct GateRecord {
+    int64_t id = 0;
+    std::string base, head;            // full lowercase SHAs
+    std::string ref;                   // branch or pull-request ref when known, else empty
+    std::string verdict;               // pass | regression | inconclusive
+    int exit_code = 0;                 // 0, 1, 3: `perfgate compare`'s for the verdict
+    std::string settings;              // JSON object: the settings the verdict was decided under
+    std::string result;                // the compare JSON (docs/FORMATS.md)
+    std::string submitted_by, source;  // source: cli (--record) | api (POST /api/v1/gates)
+    std::string created_at;            // ISO 8601 UTC, set by the store
+  };
+  // Stores one (id and created_at are set); UsageError naming the field for a malformed record.
+  GateRecord add_gate_result(GateRecord r);
+  // ids > after_id, ascending, at most `limit` (GET /api/v1/gates); every one with limit < 0.
+  std::vector<GateRecord> gate_results(int64_t after_id = 0, int64_t limit = -1);
+  // The newest stored gate of this base/head pair, if any.
+  std::optional<GateRecord> latest_gate_result(const std::string& base, const std::string& head);
+  struct GateEvent {
+    int64_t id = 0, gate_id = 0;
+    std::string action, reason, author, at;  // as RegressionEvent
+  };
+  GateEvent add_gate_event(int64_t gate_id, const std::string& action, const std::string& reason,
+                           const std::string& author);
+  std::vector<GateEvent> gate_events();  // id order
+
   // --- a page of runs for the paginated GET /api/v1/runs: ids > after_id, ascending, at most
   // `limit`.
   std::vector<Run> list_runs_page(int64_t after_id, int64_t limit, const RunFilter& f);

@@ -13,6 +13,9 @@ namespace pg::detail {
 
 using pg::now_iso8601;
 
+// Throws UsageError unless `action` is a triage action: acknowledge, dismiss, fix or reopen.
+void check_triage_action(const std::string& action);
+
 // Canonical JSON (sorted keys) of the whole fingerprint, and of its comparable subset.
 std::string env_fingerprint_json(const Environment& env);
 std::string env_comparable_json(const Environment& env);

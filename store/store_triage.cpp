@@ -8,14 +8,18 @@
 
 namespace pg {
 
+void detail::check_triage_action(const std::string& action) {
+  static const std::array<std::string, 4> kActions = {"acknowledge", "dismiss", "fix", "reopen"};
+  if (std::find(kActions.begin(), kActions.end(), action) == kActions.end())
+    throw UsageError("action '" + action + "': expected acknowledge, dismiss, fix or reopen");
+}
+
 Store::RegressionEvent Store::add_regression_event(int64_t series_id, const std::string& metric,
                                                    const std::string& commit,
                                                    const std::string& action,
                                                    const std::string& reason,
                                                    const std::string& author) {
-  static const std::array<std::string, 4> kActions = {"acknowledge", "dismiss", "fix", "reopen"};
-  if (std::find(kActions.begin(), kActions.end(), action) == kActions.end())
-    throw UsageError("action '" + action + "': expected acknowledge, dismiss, fix or reopen");
+  detail::check_triage_action(action);
   if (commit.size() != 40) throw UsageError("commit: a full 40-digit SHA is required");
   if (!get_series(series_id)) throw UsageError("no series with id " + std::to_string(series_id));
   RegressionEvent e{0, series_id, metric, commit, action, reason, author, detail::now_iso8601()};

@@ -124,6 +124,7 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     v->result = std::move(c.result);
     v->device = device.value_or("");
     v->repo_url = app.repo_url(gen);
+    v->stored = s.latest_gate_result(base_sha, head_sha);
     const std::vector<Run>& base_runs = c.base_runs;
     const std::vector<Run>& head_runs = c.head_runs;
     std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> fields;

@@ -48,6 +48,22 @@ std::optional<std::string> query_param(const httplib::Request& req, const char* 
   return v;
 }
 
+PageParams page_params(const httplib::Request& req, int64_t max_limit, int64_t dflt) {
+  PageParams p{0, dflt};
+  if (auto v = query_param(req, "limit", 8)) {
+    auto n = parse_id(*v);
+    if (!n || *n > max_limit)
+      throw HttpError(400, "limit must be an integer in 1.." + std::to_string(max_limit));
+    p.limit = *n;
+  }
+  if (auto v = query_param(req, "after", 20)) {
+    auto n = parse_id(*v);
+    if (!n && *v != "0") throw HttpError(400, "after must be an id (the cursor)");
+    p.after = n.value_or(0);
+  }
+  return p;
+}
+
 std::vector<int64_t> id_list_param(const httplib::Request& req, const char* name,
                                    size_t max_count) {
   std::vector<int64_t> ids;

@@ -35,6 +35,13 @@ std::optional<std::string> query_param(const httplib::Request& req, const char* 
 std::vector<int64_t> id_list_param(const httplib::Request& req, const char* name,
                                    size_t max_count = 16);
 
+// A cursor page of a paginated list: ?limit=N (1..max_limit, default dflt) items with ids after
+// ?after=ID (0 by default); 400 naming the parameter otherwise.
+struct PageParams {
+  int64_t after = 0, limit = 0;
+};
+PageParams page_params(const httplib::Request& req, int64_t max_limit, int64_t dflt);
+
 bool is_api_path(std::string_view path);
 
 // Whether the client accepted gzip (recorded before routing, see server.cpp).

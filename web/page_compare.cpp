@@ -146,6 +146,42 @@ std::string mde_cell(const CellComparison& c, double min_effect) {
   return td.insert(3, " title=\"" + html_escape(title) + "\"");
 }
 
+// "One rule everywhere": the verdict a stored gate of this pair reached, under its own settings,
+// and why this page's verdict may differ (docs/WEB.md, "Compare").
+std::string stored_gate_box(const CompareView& v) {
+  if (!v.stored) return "";
+  const auto& g = *v.stored;
+  const auto settings = nlohmann::json::parse(g.settings, nullptr, false);
+  const auto result = nlohmann::json::parse(g.result, nullptr, false);
+  const std::string page_verdict = to_string(v.result.verdict);
+  std::string h = "<div class=\"card stored-gate\" id=\"stored-gate\"><p><b>Stored gate</b> #" +
+                  std::to_string(g.id) + (g.ref.empty() ? "" : " on " + html_escape(g.ref)) + ", " +
+                  html_escape(g.created_at) + " by " + html_escape(g.submitted_by) +
+                  ": <span id=\"stored-verdict\" class=\"badge " +
+                  html_escape(g.verdict == "regression" ? "fail" : g.verdict) + "\">" +
+                  html_escape(g.verdict) + "</span> <span class=\"muted small\">(" +
+                  html_escape(gate_settings_text(settings)) + ")</span></p>";
+  const auto diffs = gate_settings_differences(settings, v.result.options);
+  if (!diffs.empty()) {
+    h += "<div id=\"settings-differ\"><p>This page decides under other settings than the stored "
+         "gate, so the two verdicts may differ" +
+         std::string(g.verdict == page_verdict ? " (here they agree)" : "") + ":</p><ul>";
+    for (const auto& d : diffs) h += "<li>" + html_escape(d) + "</li>";
+    h += "</ul><p class=\"muted small\">A larger min effect or a smaller alpha needs a larger, "
+         "clearer change to call a regression; sequential looks test each look at alpha / looks. "
+         "Open this page with the gate's settings (<code>?alpha=…&amp;min_effect=…</code>) to "
+         "see its rule applied to the runs stored now.</p></div>";
+  } else if (g.verdict != page_verdict) {
+    const int then_base = result.value("base_runs", 0), then_head = result.value("head_runs", 0);
+    h += "<p id=\"runs-differ\">Same settings, another verdict: the gate judged " +
+         std::to_string(then_base) + " base and " + std::to_string(then_head) +
+         " head runs; this page judges the " + std::to_string(v.result.base_runs) + " and " +
+         std::to_string(v.result.head_runs) + " stored now" +
+         (v.device.empty() ? "" : " on device " + html_escape(v.device)) + ".</p>";
+  }
+  return h + "</div>";
+}
+
 std::string with_device(const CompareView& v, const std::string& device) {
   return "/compare?base=" + url_encode(v.info.base_spelled) +
          "&head=" + url_encode(v.info.head_spelled) +
@@ -235,6 +271,7 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
                   "</span> → <span class=\"mono\">" + html_escape(r.head.substr(0, 10)) +
                   "</span></h1>";
   h += answer(v, catalog);
+  h += stored_gate_box(v);
   h +=
       "<div class=\"card scroll\"><table id=\"compare-table\" class=\"sortable\"><thead><tr>"
       "<th>cell</th><th class=\"hide-narrow\">device</th>"

@@ -1,5 +1,6 @@
-// The regressions page: every series that stands in a regression, open ones first, with the
-// triage buttons (triage.js posts them to /api/v1/regressions with the ingest token).
+// The regressions page: every series that stands in a regression, then every stored gate that
+// found one, open ones first, with the triage buttons (triage.js posts them to
+// /api/v1/regressions with the ingest token).
 #include <cmath>
 #include <cstdio>
 
@@ -16,6 +17,31 @@ std::string pct(double rel) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * rel);
   return buf;
+}
+
+// The state badge with the latest event, and the triage buttons the state allows.
+std::string state_and_triage(const std::string& state, const std::string& author,
+                             const std::string& at, const std::string& reason) {
+  std::string h = "<td><span class=\"badge state-" + html_escape(state) + "\">" +
+                  html_escape(state) + "</span>";
+  if (!author.empty() || !reason.empty())
+    h += "<br><span class=\"muted small\">" + html_escape(author) +
+         (at.empty() ? "" : ", " + html_escape(at)) +
+         (reason.empty() ? "" : ": " + html_escape(reason)) + "</span>";
+  h += "</td><td class=\"triage\"><input type=\"text\" name=\"reason\" placeholder=\"reason\" "
+       "aria-label=\"reason\"> ";
+  auto button = [&](const char* action, const char* label) {
+    h += std::string("<button type=\"button\" class=\"secondary\" data-action=\"") + action +
+         "\">" + label + "</button> ";
+  };
+  if (state == "open" || state == "acknowledged") {
+    if (state == "open") button("acknowledge", "Acknowledge");
+    button("dismiss", "Dismiss…");
+    button("fix", "Mark fixed");
+  } else {
+    button("reopen", "Reopen");
+  }
+  return h + "</td>";
 }
 
 std::string alert_row(const RegressionAlert& a, const std::string& repo_url) {
@@ -36,27 +62,39 @@ std::string alert_row(const RegressionAlert& a, const std::string& repo_url) {
   h += "<td>" + std::to_string(a.commits_since) + " commit" + (a.commits_since == 1 ? "" : "s") +
        " ago<br><span class=\"muted small\">" + html_escape(a.time) + "</span></td>";
   h += "<td class=\"muted small\">" + html_escape(a.regression.source) + "</td>";
-  h += "<td><span class=\"badge state-" + html_escape(a.state) + "\">" + html_escape(a.state) +
-       "</span>";
-  if (!a.events.empty()) {
-    const auto& e = a.events.back();
-    h += "<br><span class=\"muted small\">" + html_escape(e.author) + ", " + html_escape(e.at) +
-         (e.reason.empty() ? "" : ": " + html_escape(e.reason)) + "</span>";
-  }
-  h += "</td><td class=\"triage\"><input type=\"text\" name=\"reason\" placeholder=\"reason\" "
-       "aria-label=\"reason\"> ";
-  auto button = [&](const char* action, const char* label) {
-    h += std::string("<button type=\"button\" class=\"secondary\" data-action=\"") + action +
-         "\">" + label + "</button> ";
-  };
-  if (a.is_open()) {
-    if (a.state == "open") button("acknowledge", "Acknowledge");
-    button("dismiss", "Dismiss…");
-    button("fix", "Mark fixed");
-  } else {
-    button("reopen", "Reopen");
-  }
-  return h + "</td></tr>";
+  const auto* e = a.events.empty() ? nullptr : &a.events.back();
+  return h + state_and_triage(a.state, e ? e->author : "", e ? e->at : "", e ? e->reason : "") +
+         "</tr>";
+}
+
+// A stored gate that regressed: its ref and pair, size, first bad commit (the head), age, the
+// settings it was decided under, and the same triage as a change point.
+std::string gate_row(const GateAlert& a, const std::string& repo_url) {
+  const auto& g = a.gate;
+  std::string h = "<tr data-gate=\"" + std::to_string(g.id) + "\" data-commit=\"" +
+                  html_escape(g.head) + "\" data-state=\"" + html_escape(a.state) + "\">";
+  h += "<td class=\"wrap\">" + (g.ref.empty() ? "gate" : html_escape(g.ref)) +
+       "<br><a class=\"small\" href=\"/compare?base=" + url_encode(g.base) +
+       "&amp;head=" + url_encode(g.head) + "\">compare " + html_escape(g.base.substr(0, 10)) +
+       " → " + html_escape(g.head.substr(0, 10)) + "</a></td>";
+  h += "<td class=\"num gate-size\">" +
+       (a.worst ? "<span class=\"change regression\">" + pct(a.worst->relative) +
+                      "</span><br><span class=\"muted small\">" + html_escape(a.worst->label) +
+                      "</span>"
+                : std::string("–")) +
+       "<br><span class=\"muted small\">" + std::to_string(a.regressed_cells) + " of " +
+       std::to_string(a.cells) + " cells</span></td>";
+  h += "<td>" + commit_html(g.head, repo_url) + "</td>";
+  h += "<td><time class=\"age\" datetime=\"" + html_escape(g.created_at) + "\">" +
+       html_escape(g.created_at) + "</time><br><span class=\"muted small\">by " +
+       html_escape(g.submitted_by) + "</span></td>";
+  h += "<td class=\"muted small gate-settings\">" + html_escape(gate_settings_text(a.settings)) +
+       "</td>";
+  const auto* e = a.events.empty() ? nullptr : &a.events.back();
+  std::string reason = e ? e->reason : "";
+  if (a.state == "superseded")
+    reason = "a later gate on " + g.ref + " passed at " + a.superseded_by.substr(0, 10);
+  return h + state_and_triage(a.state, e ? e->author : "", e ? e->at : "", reason) + "</tr>";
 }
 
 }  // namespace
@@ -83,6 +121,20 @@ std::string render_regressions_page(const RegressionsModel& m, const std::string
          "<th class=\"num\">size</th><th>first bad commit</th><th>age</th><th>found by</th>"
          "<th>state</th><th>triage</th></tr></thead><tbody>";
     for (const auto& a : m.alerts) h += alert_row(a, repo_url);
+    h += "</tbody></table></div>";
+  }
+  h += "<h2>From stored gate results</h2><p class=\"muted\">Gates kept with <code>perfgate "
+       "compare --record</code> or submitted to <code>POST /api/v1/gates</code> (the action "
+       "submits each pull request's gate when a server is configured). A gate is listed when it "
+       "is the newest gate of its base/head pair and found a regression, under the settings "
+       "shown; a later passing gate on the same ref supersedes it.</p>";
+  if (m.gate_alerts.empty()) {
+    h += "<div class=\"card\" id=\"no-gate-regressions\">No stored gate found a regression.</div>";
+  } else {
+    h += "<div class=\"card scroll\"><table id=\"gate-regressions\" class=\"triage-table\"><thead>"
+         "<tr><th>gate</th><th class=\"num\">size</th><th>first bad commit</th><th>age</th>"
+         "<th>settings</th><th>state</th><th>triage</th></tr></thead><tbody>";
+    for (const auto& a : m.gate_alerts) h += gate_row(a, repo_url);
     h += "</tbody></table></div>";
   }
   PageFrame f{"Regressions", "regressions", "/api/v1/regressions", {"common.js", "triage.js"}};

@@ -34,6 +34,14 @@ std::string compare_href(const std::string& base, const std::string& head, const
 // A gate setting for people: 0.05 -> "5%" (percent) or "0.05".
 std::string pct_setting(double v, bool percent = true);
 
+// A stored gate's settings (gate/gate_record.h's settings object) for people: "alpha 1% · min
+// effect 5% (fixed) · holm correction · power 95% · look 1 of 1" (web/stored_gate.cpp).
+std::string gate_settings_text(const nlohmann::json& settings);
+// Each setting in which a stored gate differs from `page` (the options a page decided under):
+// "min effect: 2% (stored gate, auto) vs 5% (this page, fixed)". Empty when they agree.
+std::vector<std::string> gate_settings_differences(const nlohmann::json& stored,
+                                                   const GateOptions& page);
+
 // Inline SVG sparkline of the last points' medians, dot coloured by status.
 std::string sparkline_svg(const SeriesView& v, size_t max_points = 40);
 

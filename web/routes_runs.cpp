@@ -65,23 +65,41 @@ void check_token(const App& app, const Req& req, Res& res) {
   }
 }
 
-namespace {
-
 // The database refused the write for lack of space or an I/O error: the client can retry later
 // or elsewhere, and must learn that nothing was stored (507 Insufficient Storage, 503).
-[[noreturn]] void throw_storage_error(const std::exception& e) {
+void throw_storage_error(const std::exception& e) {
   const std::string what = e.what();
   std::fprintf(stderr, "perfgate serve: ingest not stored: %s\n", log_safe(what).c_str());
   if (what.find("database or disk is full") != std::string::npos)
-    throw HttpError(507,
-                    "the server's disk is full: the run was not stored; retry once space is "
-                    "freed");
+    throw HttpError(
+        507, "the server's disk is full: what was sent is not stored; retry once space is freed");
   if (what.find("disk I/O error") != std::string::npos ||
       what.find("attempt to write a readonly database") != std::string::npos)
     throw HttpError(
-        503, "the server could not write its database (" + what + "): the run was not stored");
+        503, "the server could not write its database (" + what + "): what was sent is not stored");
   throw;
 }
+
+std::string read_authorized_body(App& app, const Req& req, Res& res,
+                                 const httplib::ContentReader& read) {
+  check_token(app, req, res);
+  const size_t max_body = app.options().max_body_bytes;
+  std::string body;
+  bool too_large = false;
+  const bool complete = read([&](const char* data, size_t len) {
+    if (len > max_body - body.size()) return !(too_large = true);
+    body.append(data, len);
+    return true;
+  });
+  if (too_large || res.status == 413) throw HttpError(413, "request body too large");
+  if (!complete) throw HttpError(400, "the request body could not be read to its end");
+  if (auto at = json_too_deep_at(body))
+    throw HttpError(400, "request body: JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                             " levels (at byte " + std::to_string(*at) + ")");
+  return body;
+}
+
+namespace {
 
 // A run as the JSON API shows it: a stored config too deep or too large to embed safely is
 // replaced by a note (web/json_limits.h).
@@ -110,19 +128,8 @@ void register_run_routes(httplib::Server& http, App& app) {
   // next page, null on the last one. A store of fewer than 1,000 runs answers in one page, as
   // before pagination existed.
   http.Get("/api/v1/runs", guarded([&app](const Req& req, Res& res) {
-             int64_t limit = kRunsPageMax, after = 0;
-             if (auto v = query_param(req, "limit", 8)) {
-               auto n = parse_id(*v);
-               if (!n || *n > kRunsPageMax)
-                 throw HttpError(400,
-                                 "limit must be an integer in 1.." + std::to_string(kRunsPageMax));
-               limit = *n;
-             }
-             if (auto v = query_param(req, "after", 20)) {
-               auto n = parse_id(*v);
-               if (!n && *v != "0") throw HttpError(400, "after must be a run id (the cursor)");
-               after = n.value_or(0);
-             }
+             const PageParams page = page_params(req, kRunsPageMax, kRunsPageMax);
+             const int64_t after = page.after, limit = page.limit;
              const uint64_t gen = app.generation();
              const std::string key = "runs/" + std::to_string(after) + "/" + std::to_string(limit);
              auto body = app.body_cache().get(key, gen, [&] {
@@ -178,21 +185,7 @@ void register_run_routes(httplib::Server& http, App& app) {
   // refused request arrives without its body.
   http.Post("/api/v1/runs", [&app](const Req& req, Res& res, const httplib::ContentReader& read) {
     run_guarded(req, res, [&] {
-      check_token(app, req, res);
-      const size_t max_body = app.options().max_body_bytes;
-      std::string body;
-      bool too_large = false;
-      const bool complete = read([&](const char* data, size_t len) {
-        if (len > max_body - body.size()) return !(too_large = true);
-        body.append(data, len);
-        return true;
-      });
-      if (too_large || res.status == 413) throw HttpError(413, "request body too large");
-      if (!complete) throw HttpError(400, "the request body could not be read to its end");
-      if (auto at = json_too_deep_at(body))
-        throw HttpError(400, "request body: JSON nested deeper than " +
-                                 std::to_string(kMaxJsonDepth) + " levels (at byte " +
-                                 std::to_string(*at) + ")");
+      const std::string body = read_authorized_body(app, req, res, read);
       // Malformed JSON and schema violations: UsageError with the validator's reason (400).
       std::vector<Run> runs = runs_from_json(body, "request body");
       if (runs.empty()) throw HttpError(400, "the document holds no runs");

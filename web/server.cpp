@@ -87,11 +87,12 @@ httplib::Headers security_headers() {
           {"Content-Security-Policy", kPageCsp}};
 }
 
-// Which bodies the server reads, decided from the head alone: an ingest body only with the right
-// token (and up to --max-body), so an unauthenticated upload is never read, not even after a
-// "100 Continue"; any other request's body only up to a small cap (no other route reads one).
+// Which bodies the server reads, decided from the head alone: an ingest body (runs, gate results)
+// only with the right token (and up to --max-body), so an unauthenticated upload is never read,
+// not even after a "100 Continue"; any other request's body only up to a small cap (no other route
+// reads one).
 Admission admit_request(const ServeOptions& opt, const RequestHead& head) {
-  if (head.method == "POST" && head.path == "/api/v1/runs") {
+  if (head.method == "POST" && (head.path == "/api/v1/runs" || head.path == "/api/v1/gates")) {
     if (ingest_authorized(opt, head.header("Authorization"))) return {opt.max_body_bytes, false};
     return {0, true};  // the route answers 401/403 without the body
   }

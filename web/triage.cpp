@@ -11,9 +11,7 @@
 
 namespace pg::web {
 
-std::string triage_state(const std::vector<Store::RegressionEvent>& events) {
-  if (events.empty()) return "open";
-  const std::string& a = events.back().action;
+std::string triage_state(const std::string& a) {
   if (a == "acknowledge") return "acknowledged";
   if (a == "dismiss") return "dismissed";
   if (a == "fix") return "fixed";
@@ -43,7 +41,7 @@ std::shared_ptr<const RegressionsModel> build_regressions(App& app, uint64_t gen
       a.commits_since = v->points.size() - 1 - reg->index;
       auto it = log.find({v->info.id, metric_info(v->metric).name, p.commit});
       if (it != log.end()) a.events = it->second;
-      a.state = triage_state(a.events);
+      a.state = triage_state(a.events.empty() ? "" : a.events.back().action);
       if (a.state == "open") ++m->open;
       if (a.state == "acknowledged") ++m->acknowledged;
       if (!a.is_open()) ++m->closed;
@@ -53,6 +51,7 @@ std::shared_ptr<const RegressionsModel> build_regressions(App& app, uint64_t gen
       return std::make_tuple(!x.is_open(), -std::fabs(x.regression.relative)) <
              std::make_tuple(!y.is_open(), -std::fabs(y.regression.relative));
     });
+    add_gate_alerts(app.store(), *m);
     return std::shared_ptr<const RegressionsModel>(std::move(m));
   });
 }
@@ -66,13 +65,6 @@ const RegressionAlert* find_alert(const RegressionsModel& m, int64_t series_id) 
 nlohmann::json regressions_json(const RegressionsModel& m) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& a : m.alerts) {
-    nlohmann::json events = nlohmann::json::array();
-    for (const auto& e : a.events)
-      events.push_back({{"id", e.id},
-                        {"action", e.action},
-                        {"reason", e.reason},
-                        {"author", e.author},
-                        {"at", e.at}});
     list.push_back(
         {{"series_id", a.view->info.id},
          {"series", series_name(a.view->info)},
@@ -87,13 +79,14 @@ nlohmann::json regressions_json(const RegressionsModel& m) {
          {"source", a.regression.source},
          {"commits_since", a.commits_since},
          {"state", a.state},
-         {"events", events}});
+         {"events", triage_events_json(a.events)}});
   }
   return {{"branch", m.branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.branch)},
           {"open", m.open},
           {"acknowledged", m.acknowledged},
           {"closed", m.closed},
-          {"regressions", list}};
+          {"regressions", list},
+          {"gate_regressions", gate_alerts_json(m)}};
 }
 
 }  // namespace pg::web

@@ -1,8 +1,9 @@
-// Regressions as alerts: every series that currently stands in a regression (series_view.h's
-// current_regression, on the main branch, tpot_ms: the gated metric), joined with its triage
-// state from the store's append-only event log. Open until someone acknowledges (still open, but
-// owned), dismisses (with a reason) or marks it fixed; a later regression at another commit is a
-// new alert.
+// Regressions as alerts from two sources: every series that currently stands in a regression
+// (series_view.h's current_regression, on the main branch, tpot_ms: the gated metric), and every
+// stored gate result whose verdict was regression (the newest gate of its base/head pair; see
+// triage_gates.cpp), each joined with its triage state from the store's append-only event logs.
+// Open until someone acknowledges (still open, but owned), dismisses (with a reason) or marks it
+// fixed; a later regression at another commit is a new alert.
 #pragma once
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gate/gate_record.h"
 #include "web/app.h"
 
 namespace pg::web {
@@ -26,14 +28,44 @@ struct RegressionAlert {
   bool is_open() const { return state == "open" || state == "acknowledged"; }
 };
 
+// A stored gate that found a regression: its first bad commit is the gate's head.
+struct GateAlert {
+  Store::GateRecord gate;
+  nlohmann::json settings;         // what the verdict was decided under
+  std::optional<WorstCell> worst;  // the size: the worst regressed cell
+  size_t regressed_cells = 0, cells = 0;
+  std::string state = "open";            // open | acknowledged | dismissed | fixed | superseded
+  std::string superseded_by;             // head of a later passing gate on the same ref
+  std::vector<Store::GateEvent> events;  // oldest first
+  bool is_open() const { return state == "open" || state == "acknowledged"; }
+};
+
 struct RegressionsModel {
   std::vector<RegressionAlert> alerts;  // largest open first, then the closed ones
+  std::vector<GateAlert> gate_alerts;   // open first, newest first
   size_t open = 0, acknowledged = 0, closed = 0;
   std::string branch;
 };
 
-// The state after a list of events (oldest first): the latest event decides.
-std::string triage_state(const std::vector<Store::RegressionEvent>& events);
+// One triage event as the API shows it (either log): id, action, reason, author, at.
+template <class Event>
+nlohmann::json triage_event_json(const Event& e) {
+  return {
+      {"id", e.id}, {"action", e.action}, {"reason", e.reason}, {"author", e.author}, {"at", e.at}};
+}
+template <class Event>
+nlohmann::json triage_events_json(const std::vector<Event>& events) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : events) out.push_back(triage_event_json(e));
+  return out;
+}
+
+// The state after the latest event's action (empty: none): open, acknowledged, dismissed, fixed.
+std::string triage_state(const std::string& last_action);
+
+// The gate alerts of the stored gate results, counted into m's open / acknowledged / closed.
+void add_gate_alerts(Store& store, RegressionsModel& m);
+nlohmann::json gate_alerts_json(const RegressionsModel& m);
 
 std::shared_ptr<const RegressionsModel> build_regressions(App& app, uint64_t gen);
 nlohmann::json regressions_json(const RegressionsModel& m);

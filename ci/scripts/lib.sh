@@ -36,7 +36,7 @@
 #   PERFGATE_FAIL_ON_INCONCLUSIVE  true|false: does exit 3 fail the job (default true)
 #   PERFGATE_REUSE_BASE            true|false: reuse stored merge-base runs (default false)
 #   PERFGATE_RUN_ARGS              extra arguments for `perfgate run` (word-split)
-#   PERFGATE_SERVER_URL            push only: submit runs to this `perfgate serve`
+#   PERFGATE_SERVER_URL            submit runs (push) and gate results (pull request) to this serve
 #   PERFGATE_TOKEN                 push only, submit step only: its ingest token
 #   PERFGATE_ARTIFACTS             where reports and CSV go (default: $PERFGATE_WORK/artifacts)
 #   GITHUB_OUTPUT, GITHUB_STEP_SUMMARY   set by Actions; temp files in the tests
@@ -91,6 +91,21 @@ pg_bool() {
     false | 0 | no | off | '') return 1 ;;
     *) pg_die "expected true or false, got '$1'" ;;
   esac
+}
+
+# The central server's URL (PERFGATE_SERVER_URL) must be http(s)://HOST[:PORT][/PREFIX].
+pg_check_server_url() {
+  [[ $PERFGATE_SERVER_URL =~ ^https?://[^[:space:]]+$ ]] ||
+    pg_die "input 'server-url' must be http(s)://HOST[:PORT][/PREFIX]"
+}
+
+# The ingest token (PERFGATE_TOKEN) into a mode-600 header file for `curl -H @FILE`, so it never
+# appears on a command line: sets PG_HEADERS (removed on exit) and unsets PERFGATE_TOKEN.
+pg_auth_headers() {
+  PG_HEADERS=$(umask 077 && mktemp "$PERFGATE_WORK/headers.XXXXXX")
+  trap 'rm -f "$PG_HEADERS"' EXIT
+  printf 'Authorization: Bearer %s\nContent-Type: application/json\n' "$PERFGATE_TOKEN" >"$PG_HEADERS"
+  unset PERFGATE_TOKEN
 }
 
 # The trusted perfgate: statistics, the verdict and every report come from it.

@@ -12,19 +12,16 @@ pg_state_load
   exit 0
 }
 [ -n "${PERFGATE_TOKEN:-}" ] || pg_die "input 'server-url' is set but 'token' is empty"
-[[ $PERFGATE_SERVER_URL =~ ^https?://[^[:space:]]+$ ]] || pg_die "input 'server-url' must be http(s)://HOST[:PORT][/PREFIX]"
+pg_check_server_url
 [ -n "${NEW_RUN_IDS:-}" ] || pg_die "no new runs to submit (did main_bench.sh store any?)"
 
-headers=$(umask 077 && mktemp "$PERFGATE_WORK/headers.XXXXXX")
-trap 'rm -f "$headers"' EXIT
-printf 'Authorization: Bearer %s\nContent-Type: application/json\n' "$PERFGATE_TOKEN" >"$headers"
-unset PERFGATE_TOKEN
+pg_auth_headers
 url="${PERFGATE_SERVER_URL%/}/api/v1/runs"
 for id in $NEW_RUN_IDS; do
   doc="$PERFGATE_WORK/run-$id.json"
   "$bin" export --db "$PERFGATE_DB" --run "$id" --format json >"$doc"
   pg_log "submitting run $id to $url"
-  curl --silent --show-error --fail-with-body --max-time 60 -H @"$headers" \
+  curl --silent --show-error --fail-with-body --max-time 60 -H @"$PG_HEADERS" \
     --data-binary @"$doc" "$url" >&2 || pg_die "submitting run $id to $url failed"
   echo >&2
 done

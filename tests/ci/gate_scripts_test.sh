@@ -22,6 +22,8 @@
 #             trusted work dir, leaves a daemon         daemon is ended by cleanup; still gated
 #   push      main_bench stores the run, main_submit -> the run is in the store and on the server
 #             posts it with the token
+#   pr-submit pr_submit posts pr-slow's gate result  -> an open gate alert on the server (only
+#             after the job, with the token             with run-as; without it, a warning)
 # min-effect is 0.25: on this 2-core machine shared with other jobs, whole runs drifted by up to
 # 17% with no code change (docs/CALIBRATION_REAL.md); the gate must sit above the machine's drift.
 # Rounds 4, max-rounds 6: under heavy load, 4 runs a side can be too few for the two-level test
@@ -224,7 +226,7 @@ check "pr-adopt: ... with a warning" grep -q "::warning" <<<"$tolerated"
 
 # --- a push to main stores the run, and the submit step (alone with the token) sends it ---------
 token_file="$tmp/server-token"
-echo "s3cret-ingest-token" >"$token_file"
+(umask 077 && echo "s3cret-ingest-token" >"$token_file") # serve refuses a token others may read
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$PERFGATE_REAL" serve --db "$tmp/server.db" --port "$port" --token-file "$token_file" --quiet \
   >"$tmp/serve.log" 2>&1 &
@@ -234,6 +236,10 @@ for _ in $(seq 100); do # until the server listens (it binds before serving)
   if curl -fs "http://127.0.0.1:$port/" >/dev/null; then break; fi
   sleep 0.1
 done
+check "server: perfgate serve answers" curl -fs "http://127.0.0.1:$port/healthz" -o /dev/null
+main_sha=$(git -C "$proj" rev-parse main)
+server_runs() { curl -fs "http://127.0.0.1:$port/api/v1/runs" | grep -o "\"$main_sha\"" | wc -l; }
+runs_before=$(server_runs || echo 0)
 push_job="$tmp/job-push"
 mkdir -p "$push_job"
 (
@@ -243,19 +249,52 @@ mkdir -p "$push_job"
     PERFGATE_PASS_ENV=PERFGATE_REAL PERFGATE_RUN_ARGS=--quiet PERFGATE_BIN="$PERFGATE_REAL" \
     PERFGATE_SERVER_URL="http://127.0.0.1:$port"
   cd "$tmp"
-  "$trusted/ci/scripts/main_bench.sh"
-  PERFGATE_TOKEN=$(cat "$token_file") "$trusted/ci/scripts/main_submit.sh"
+  # Chained: errexit is off inside a subshell run as a condition, so a failed step must not hide.
+  status=0
+  { "$trusted/ci/scripts/main_bench.sh" &&
+    PERFGATE_TOKEN=$(cat "$token_file") "$trusted/ci/scripts/main_submit.sh"; } || status=$?
   "$trusted/ci/scripts/cleanup.sh"
+  exit "$status"
 ) >"$push_job/log" 2>&1 && prc=0 || prc=$?
-main_sha=$(git -C "$proj" rev-parse main)
 check "push: main_bench.sh and main_submit.sh succeed" [ "$prc" -eq 0 ]
 check "push: the run is in the persistent store" \
   bash -c "'$PERFGATE_REAL' export --db '$store' --format csv | grep -q '$main_sha'"
-check "push: the run reached the server" \
-  bash -c "'$PERFGATE_REAL' export --db '$tmp/server.db' --format csv | grep -q '$main_sha'"
+runs_after=$(server_runs || echo 0)
+check "push: the run reached the server ($runs_before -> $runs_after runs of main there)" \
+  [ "$runs_after" -gt "$runs_before" ]
 check "push: summary written" has "$push_job/summary.md" "stored 1 run(s)"
 check "push: the token is in no file the job left" bash -c "! grep -rqs s3cret-ingest-token '$push_job'"
 [ "$prc" -eq 0 ] || cat "$push_job/log"
+
+# --- pr_submit.sh sends pr-slow's gate result (after its cleanup), with the token, only under run-as
+submit_pr() { # submit_pr RUN_AS: pr_submit.sh on pr-slow's finished job, as the action's last step
+  (
+    export GITHUB_STEP_SUMMARY="$tmp/job-pr-slow/submit-summary.md" PERFGATE_WORK="$tmp/job-pr-slow/work" \
+      PERFGATE_SERVER_URL="http://127.0.0.1:$port" PERFGATE_RUN_AS="$1" GITHUB_REF=refs/pull/7/merge \
+      GITHUB_ACTOR='octo-cat[bot]'
+    PERFGATE_TOKEN=$(cat "$token_file") "$trusted/ci/scripts/pr_submit.sh"
+  ) >"$tmp/pr-submit.log" 2>&1
+}
+submit_pr "" && src=0 || src=$?
+listed=$(curl -sS "http://127.0.0.1:$port/api/v1/regressions" 2>&1 || true)
+check "pr-submit: without run-as the token is not used (exit 0, a warning)" \
+  bash -c "[ $src -eq 0 ] && grep -q '::warning' '$tmp/pr-submit.log'"
+not_listed() { ! grep -q refs/pull/7/merge <<<"$listed"; }
+check "pr-submit: ... and nothing reached the server" not_listed
+submit_pr nobody && src=0 || src=$?
+listed=$(curl -sS "http://127.0.0.1:$port/api/v1/regressions" 2>&1 || true)
+check "pr-submit: with run-as it succeeds" [ "$src" -eq 0 ]
+# shellcheck disable=SC2016  # a Python program
+check "pr-submit: one open gate alert with its ref and who submitted it" python3 -c '
+import json, sys
+g = json.loads(sys.argv[1])["gate_regressions"]
+sys.exit(not (len(g) == 1 and g[0]["state"] == "open" and g[0]["ref"] == "refs/pull/7/merge"
+              and g[0]["submitted_by"] == "octo-cat[bot]" and g[0]["regressed_cells"] >= 1))' "$listed"
+check "pr-submit: the token is in no file the job left" bash -c "! grep -rqs s3cret-ingest-token '$tmp/job-pr-slow'"
+if [ "$src" -ne 0 ] || ! grep -q '"gate_regressions"' <<<"$listed"; then
+  cat "$tmp/pr-submit.log" "$tmp/serve.log"
+  echo "$listed"
+fi
 
 # --- run-as: the measured code as a user that owns nothing ----------------------------------------
 if [ "$(id -u)" -eq 0 ]; then

@@ -9,15 +9,12 @@
 #include "store/schema.h"
 #include "store/store.h"
 #include "test_util.h"
-#include "tests/common/sqlite_query.h"
 
 namespace pg {
 namespace {
 
 using test::TempDir;
 using test::write_run;
-
-int64_t pragma_int(Store& s, const char* sql) { return testing::query_int(s.handle(), sql); }
 
 std::string pragma_text(sqlite3* db, const char* sql) {
   sqlite3_stmt* st = nullptr;
@@ -41,13 +38,13 @@ TEST(Store, SetsSchemaVersionApplicationIdWalAndForeignKeys) {
   const std::string path = dir.file("pg.db");
   {
     Store s(path);
-    EXPECT_EQ(pragma_int(s, "PRAGMA user_version"), Store::schema_version());
+    EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
     EXPECT_GE(Store::schema_version(), 1);
-    EXPECT_EQ(pragma_int(s, "PRAGMA application_id"), schema::kApplicationId);
+    EXPECT_EQ(test::query_int(s, "PRAGMA application_id"), schema::kApplicationId);
     EXPECT_EQ(pragma_text(s.handle(), "PRAGMA journal_mode"), "wal");
-    EXPECT_EQ(pragma_int(s, "PRAGMA foreign_keys"), 1);
-    EXPECT_EQ(pragma_int(s, "PRAGMA synchronous"), 1);  // NORMAL
-    EXPECT_GE(pragma_int(s, "PRAGMA busy_timeout"), 1000);
+    EXPECT_EQ(test::query_int(s, "PRAGMA foreign_keys"), 1);
+    EXPECT_EQ(test::query_int(s, "PRAGMA synchronous"), 1);  // NORMAL
+    EXPECT_GE(test::query_int(s, "PRAGMA busy_timeout"), 1000);
     // Foreign keys are enforced, not just declared.
     EXPECT_NE(
         sqlite3_exec(s.handle(),
@@ -72,7 +69,7 @@ TEST(Store, MigratesAnEmptyFileToTheCurrentSchema) {
   const std::string path = dir.file("empty.db");
   test::write_bytes(path, "");
   Store s(path);
-  EXPECT_EQ(pragma_int(s, "PRAGMA user_version"), Store::schema_version());
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
   for (const char* table :
        {"runs", "environments", "cells", "metrics", "samples", "series", "repetitions"}) {
     sqlite3_stmt* st = nullptr;
@@ -100,13 +97,14 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
     write_run(s, test::sample_run());
   }
   raw_exec(path,
-           "DROP TABLE view_cache; ALTER TABLE runs DROP COLUMN git_remote; "
-           "PRAGMA user_version = 2");
+           "DROP TABLE gate_result_events; DROP TABLE gate_results; DROP TABLE view_cache; "
+           "ALTER TABLE runs DROP COLUMN git_remote; PRAGMA user_version = 2");
   Store s(path);
-  EXPECT_EQ(pragma_int(s, "PRAGMA user_version"), Store::schema_version());
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
   EXPECT_EQ(s.run_count(), 1);
-  EXPECT_EQ(pragma_int(s, "SELECT count(*) FROM view_cache"), 0);
-  EXPECT_EQ(pragma_int(s, "SELECT count(*) FROM runs WHERE git_remote IS NULL"), 1);
+  EXPECT_EQ(test::query_int(s, "SELECT count(*) FROM view_cache"), 0);
+  EXPECT_EQ(test::query_int(s, "SELECT count(*) FROM runs WHERE git_remote IS NULL"), 1);
+  EXPECT_EQ(test::query_int(s, "SELECT count(*) FROM gate_results"), 0);
 }
 
 struct ForeignFile {

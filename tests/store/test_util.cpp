@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <sqlite3.h>
 #include <unistd.h>
 #include <fstream>
 #include <random>
@@ -7,6 +8,7 @@
 #include <stdexcept>
 
 #include "store/store.h"
+#include "tests/common/sqlite_query.h"
 
 namespace pg::test {
 
@@ -84,5 +86,7 @@ int64_t write_run(Store& s, const Run& r, bool finish) {
   if (finish) s.finish_run(id, r.status);
   return id;
 }
+
+int64_t query_int(Store& s, const char* sql) { return testing::query_int(s.handle(), sql); }
 
 }  // namespace pg::test

@@ -1,5 +1,6 @@
 // Fixtures for the store tests: temporary directories and runs with every field filled in.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -25,6 +26,10 @@ CellResult sample_cell(int batch_size, int seq_len, int reps = 3, int gen_tokens
                        double seed = 1.0);
 // A complete run with three cells (ok, oom with reason, ok) and every field set.
 Run sample_run(int variant = 0);
+
+// The first column of the first row of `sql` on the store's connection (a PRAGMA, a count);
+// throws std::runtime_error when the query fails or returns no row.
+int64_t query_int(Store& s, const char* sql);
 
 // Stores r as a runner would: begin, its cells one by one, then finish (unless `finish` is false).
 int64_t write_run(Store& s, const Run& r, bool finish = true);

@@ -13,7 +13,6 @@ times are printed (docs/PERFORMANCE_WEB.md). Screenshots go to --out (phone, des
 --publish DIR also to DIR (docs/screenshots).
 """
 import argparse
-import json
 import os
 import re
 import shutil
@@ -21,21 +20,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 from playwright.sync_api import sync_playwright
 
 from chart_contrast import chart_line_contrast
+from browser_checks import FAILURES, check, get_json
 from serve_process import start_server
 
-FAILURES = []
 TIMINGS = {}
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILURES.append(what)
 
 
 # Contrast of every badge and button against its own background (WCAG relative luminance).
@@ -54,11 +46,6 @@ CONTRAST_JS = """() => {
       return { what: (el.className + ' ' + el.textContent.trim()).slice(0, 40),
                ratio: (Math.max(f, b) + 0.05) / (Math.min(f, b) + 0.05) }; });
 }"""
-
-
-def get_json(base, path):
-    with urllib.request.urlopen(base + path, timeout=30) as r:
-        return json.load(r)
 
 
 def main():

@@ -59,17 +59,9 @@ class Triage : public ::testing::Test {
     server_ = std::make_unique<LiveServer>(opt);
   }
   nlohmann::json get_json(const std::string& target, int status = 200) {
-    auto r = server_->client()->Get(target);
-    EXPECT_TRUE(r);
-    if (!r) return {};
-    EXPECT_EQ(r->status, status) << target << ": " << r->body;
-    return nlohmann::json::parse(r->body, nullptr, false);
+    return webtest::get_json(*server_, target, status);
   }
-  std::string get_page(const std::string& target) {
-    auto r = server_->client()->Get(target);
-    EXPECT_TRUE(r && r->status == 200) << target;
-    return r ? r->body : "";
-  }
+  std::string get_page(const std::string& target) { return webtest::get_page(*server_, target); }
   httplib::Result post(const nlohmann::json& body, const std::string& token = kToken) {
     httplib::Headers h;
     if (!token.empty()) h.emplace("Authorization", "Bearer " + token);

@@ -1,5 +1,7 @@
 #include "web_test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -57,6 +59,20 @@ std::unique_ptr<httplib::Client> LiveServer::client() const {
   c->set_read_timeout(60);
   c->set_decompress(false);
   return c;
+}
+
+nlohmann::json get_json(const LiveServer& s, const std::string& target, int status) {
+  auto r = s.client()->Get(target);
+  EXPECT_TRUE(r) << target;
+  if (!r) return {};
+  EXPECT_EQ(r->status, status) << target << ": " << r->body;
+  return nlohmann::json::parse(r->body, nullptr, false);
+}
+
+std::string get_page(const LiveServer& s, const std::string& target) {
+  auto r = s.client()->Get(target);
+  EXPECT_TRUE(r && r->status == 200) << target;
+  return r ? r->body : "";
 }
 
 RawResponse raw_request(int port, const std::string& request, bool head_only) {

@@ -42,6 +42,11 @@ class LiveServer {
   int port_ = 0;
 };
 
+// GET `target` from a live server; a transport error or another status is a test failure.
+// The JSON answer (expecting `status`), or the body of a page (expecting 200).
+nlohmann::json get_json(const LiveServer& s, const std::string& target, int status = 200);
+std::string get_page(const LiveServer& s, const std::string& target);
+
 struct RawResponse {
   int status = 0;
   std::string head, body;

@@ -10,7 +10,16 @@
     author.value = localStorage.getItem("perfgate.author") || "";
     token.value = sessionStorage.getItem("perfgate.token") || "";
     form.addEventListener("submit", function (e) { e.preventDefault(); });
-    document.querySelectorAll("#regressions td.triage button").forEach(function (b) {
+    // A stored gate's age, in words, from its time (the page itself is cached between writes).
+    document.querySelectorAll("time.age").forEach(function (t) {
+      const s = (Date.now() - Date.parse(t.getAttribute("datetime"))) / 1000;
+      if (!(s >= 0)) return;
+      const [n, unit] = s < 3600 ? [Math.floor(s / 60), "minute"] : s < 86400 ?
+        [Math.floor(s / 3600), "hour"] : [Math.floor(s / 86400), "day"];
+      t.title = t.textContent;
+      t.textContent = s < 60 ? "just now" : n + " " + unit + (n === 1 ? "" : "s") + " ago";
+    });
+    document.querySelectorAll("td.triage button").forEach(function (b) {
       b.addEventListener("click", function () {
         const row = b.closest("tr");
         const reasonInput = row.querySelector("input[name=reason]");
@@ -32,9 +41,11 @@
         fetch("/api/v1/regressions", {
           method: "POST",
           headers: { "Content-Type": "application/json", "Authorization": "Bearer " + token.value },
-          body: JSON.stringify({ series_id: Number(row.getAttribute("data-series")),
-                                 commit: row.getAttribute("data-commit"), action: action,
-                                 author: author.value.trim(), reason: reason })
+          body: JSON.stringify(Object.assign(row.hasAttribute("data-gate") ?
+            { gate_id: Number(row.getAttribute("data-gate")) } :
+            { series_id: Number(row.getAttribute("data-series")),
+              commit: row.getAttribute("data-commit") },
+            { action: action, author: author.value.trim(), reason: reason }))
         }).then(function (r) {
           return r.json().then(function (j) {
             if (!r.ok) throw new Error(j.error || ("HTTP " + r.status));

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Browser test of stored gate results as alerts: Debian's chromium driven by playwright against a
+real `perfgate serve` on loopback.
+
+`perfgate compare --record` stores a failing gate in the served database; the regressions page
+lists it beside the change points with its size, first bad commit and settings; it is
+acknowledged from the page (stored with its author); its compare link shows the stored verdict;
+the compare page's blind-gate box appears when the MDE exceeds the min effect and not otherwise.
+No page may log a console error.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from playwright.sync_api import sync_playwright
+
+from browser_checks import FAILURES, check, get_json
+from serve_process import start_server
+
+TOKEN = "gate-browser-token-0123456789"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--perfgate", required=True)
+    ap.add_argument("--seed", required=True, help="web_seed binary")
+    ap.add_argument("--out", required=True, help="directory for screenshots")
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    tmp = tempfile.mkdtemp(prefix="perfgate-gate-browser-")
+    db = os.path.join(tmp, "gates.db")
+    subprocess.run([args.seed, "--db", db, "--commits", "16", "--step-at", "8", "--envs", "1",
+                    "--models", "tiny", "--batch-sizes", "1,4", "--seq-lens", "16",
+                    "--gen-tokens", "8", "--reps", "5"], check=True, stdout=subprocess.DEVNULL)
+    token_file = os.path.join(tmp, "token")
+    with open(token_file, "w") as f:
+        f.write(TOKEN + "\n")
+    os.chmod(token_file, 0o600)
+    server, port = start_server(args.perfgate, db, os.path.join(tmp, "serve.log"),
+                                ["--token-file", token_file])
+    base = f"http://127.0.0.1:{port}"
+    try:
+        sid = get_json(base, "/api/v1/series")["series"][0]["id"]
+        points = get_json(base, f"/api/v1/series/{sid}")["points"]
+        step = next(i for i, p in enumerate(points) if p["flag"] == "regression")
+        good, bad = points[step - 1]["commit"], points[step]["commit"]
+
+        # A failing gate, recorded where serve reads it.
+        gate = subprocess.run([args.perfgate, "compare", "--db", db, "--base", good, "--head", bad,
+                               "--record", "--ref", "refs/pull/42/merge", "--submitted-by",
+                               "Gate Bot", "--min-effect", "0.1"], capture_output=True, text=True)
+        check(gate.returncode == 1, f"compare --record: exit {gate.returncode} (regression)")
+        check("recorded gate result" in gate.stderr, f"compare --record says so: {gate.stderr!r}")
+        alerts = get_json(base, "/api/v1/regressions")["gate_regressions"]
+        check(len(alerts) == 1 and alerts[0]["state"] == "open", "API: one open gate alert")
+        open_before = get_json(base, "/api/v1/overview")["open_regressions"]
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=args.chromium, headless=True,
+                                        args=["--no-sandbox", "--disable-gpu"])
+            errors = []
+            page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+            page.on("console", lambda m: errors.append(f"{page.url}: {m.text}")
+                    if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+
+            # --- the regressions page lists the gate beside the change points.
+            page.goto(base + "/regressions")
+            row = page.locator("#gate-regressions tbody tr[data-state=open]")
+            check(row.count() == 1, f"regressions: {row.count()} open gate row")
+            text = row.first.inner_text()
+            check(bad[:10] in text, "gate row: the first bad commit is the gate's head")
+            check("min effect 10% (fixed)" in text and "holm" in text,
+                  "gate row: the settings it was decided under")
+            check(re.search(r"\+\d+\.\d%", text) is not None, f"gate row: its size ({text!r})")
+            check(re.search(r"just now|\d+ (minute|hour|day)s? ago", text) is not None,
+                  "gate row: its age in words")
+            right = page.evaluate("document.querySelector('#gate-regressions')"
+                                  ".getBoundingClientRect().right")
+            check(right <= 1440, f"gate table fits 1,440 px (right edge {right:.0f})")
+            check(page.locator("#regressions tbody tr").count() > 0,
+                  "regressions: the change-point alerts are still listed")
+            page.screenshot(path=os.path.join(args.out, "gate-alerts.png"), full_page=True)
+
+            # --- acknowledge it from the page.
+            page.fill("#triage-auth input[name=author]", "Browser Gate Test")
+            page.fill("#triage-auth input[name=token]", TOKEN)
+            gate_id = row.first.get_attribute("data-gate")
+            row.first.locator("button[data-action=acknowledge]").click()
+            page.wait_for_selector(
+                f"#gate-regressions tr[data-gate='{gate_id}'][data-state=acknowledged]",
+                timeout=10000)
+            alert = get_json(base, "/api/v1/regressions")["gate_regressions"][0]
+            check(alert["state"] == "acknowledged"
+                  and alert["events"][-1]["author"] == "Browser Gate Test",
+                  "acknowledged from the page, stored with its author")
+            check(get_json(base, "/api/v1/overview")["open_regressions"] == open_before,
+                  "overview: an acknowledged gate alert is still open")
+
+            # --- its compare link shows the stored verdict and why the page's may differ.
+            page.click(f"#gate-regressions tr[data-gate='{gate_id}'] a[href^='/compare']")
+            page.wait_for_url(re.compile(r".*/compare\?.*"), timeout=10000)
+            stored = page.locator("#stored-verdict").inner_text()
+            check(stored == "regression", f"compare: the stored verdict is shown ({stored})")
+            check(page.locator("#settings-differ").is_visible(),
+                  "compare: says the page's min effect differs from the gate's")
+
+            # --- the blind-gate box: shown when the MDE exceeds the min effect, only then.
+            page.goto(f"{base}/compare?base={points[1]['commit']}&head={points[2]['commit']}"
+                      "&min_effect=0.001")
+            check(page.locator("#gate-blind").is_visible(),
+                  "compare: the blind-gate box at min effect 0.1%")
+            page.goto(f"{base}/compare?base={points[1]['commit']}&head={points[2]['commit']}"
+                      "&min_effect=10")
+            check(page.locator("#gate-blind").count() == 0,
+                  "compare: no blind-gate box when the gate sees its min effect")
+            check(not errors, f"no console errors ({errors[:3]})")
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print(f"{len(FAILURES)} failures")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
