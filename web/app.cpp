@@ -122,12 +122,9 @@ std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_
   std::shared_ptr<ViewSlot> slot = slot_for(id, m, branch);
   std::lock_guard lk(slot->m);
   if (slot->view && slot->generation >= gen) return slot->view;
-  auto versions = versions_.get("all", gen, [this] {
-    return std::make_shared<const std::map<int64_t, Store::SeriesVersion>>(
-        store().series_versions());
-  });
-  auto it = versions->find(id);
-  const Store::SeriesVersion current = it == versions->end() ? Store::SeriesVersion{} : it->second;
+  auto known = versions(gen);
+  auto it = known->find(id);
+  const Store::SeriesVersion current = it == known->end() ? Store::SeriesVersion{} : it->second;
   if (slot->view && slot->version == current) {
     slot->generation = gen;
     return slot->view;
@@ -140,7 +137,8 @@ std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_
   }
   // The version is read before the samples: a cell committed in between makes the view newer
   // than its version, and the next look recomputes once more -- never the other way round.
-  const SeriesRules rules{opt_.gate_settings.gate.alpha, opt_.gate_settings.gate.min_effect, branch};
+  const SeriesRules rules{opt_.gate_settings.gate.alpha, opt_.gate_settings.gate.min_effect,
+                          branch};
   // The default view (what the overview and the regressions need of every series) is kept in
   // the store's view cache: a restart reads it instead of recomputing (app_warm.cpp).
   const bool cached_kind = m == Metric::tpot_ms && branch == main_branch(gen);
@@ -155,6 +153,13 @@ std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_
   slot->version = current;
   slot->generation = gen;
   return slot->view;
+}
+
+std::shared_ptr<const std::map<int64_t, Store::SeriesVersion>> App::versions(uint64_t gen) {
+  return versions_.get("all", gen, [this] {
+    return std::make_shared<const std::map<int64_t, Store::SeriesVersion>>(
+        store().series_versions());
+  });
 }
 
 std::shared_ptr<App::ViewSlot> App::slot_for(int64_t id, Metric m, const std::string& branch) {

@@ -137,7 +137,7 @@ struct Server::Impl {
   int port = -1;
   // Computes every series' view once at start, so the first visitor of the overview does not wait
   // for all of them (seconds on a large database). Requests meanwhile share its work.
-  std::thread warmer;
+  std::thread warmer, gzipper;
   std::atomic<bool> stopping{false};
   std::mutex warm_mutex;
   std::condition_variable warm_cv;
@@ -198,8 +198,10 @@ Server::Server(ServeOptions opt) {
 Server::~Server() {
   if (!impl_) return;
   impl_->stopping = true;
+  impl_->app.wake_warmer();
   impl_->http.request_stop();
   if (impl_->warmer.joinable()) impl_->warmer.join();
+  if (impl_->gzipper.joinable()) impl_->gzipper.join();
 }
 
 int Server::bind() {
@@ -226,10 +228,9 @@ void Server::serve() {
   Impl* impl = impl_.get();
   impl->warmer = std::thread([impl] {
     try {
-      impl->app.warm(impl->stopping, std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-      // Then the chart bundle's gzip, so the first chart does not wait for it.
-      if (!impl->stopping)
-        if (const Asset* a = find_asset("plotly.min.js")) a->gzipped();
+      // Every series' default view now, then again whenever a page finds views of newer data
+      // missing; pages answer meanwhile with what is ready (App::default_views_by).
+      impl->app.warm_loop(impl->stopping, std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "perfgate serve: warming the caches failed: %s\n", e.what());
     }
@@ -237,21 +238,29 @@ void Server::serve() {
     impl->warm_done = true;
     impl->warm_cv.notify_all();
   });
+  // The chart bundle's gzip, so the first chart does not wait for it.
+  impl->gzipper = std::thread([impl] {
+    if (!impl->stopping)
+      if (const Asset* a = find_asset("plotly.min.js")) a->gzipped();
+  });
   impl_->http.listen_after_bind();
   impl_->stopping = true;
 }
 
 bool Server::wait_background(std::chrono::milliseconds limit) {
   impl_->stopping = true;
+  impl_->app.wake_warmer();
   std::unique_lock lk(impl_->warm_mutex);
   if (!impl_->warm_cv.wait_for(lk, limit, [&] { return impl_->warm_done; })) return false;
   lk.unlock();
   if (impl_->warmer.joinable()) impl_->warmer.join();
+  if (impl_->gzipper.joinable()) impl_->gzipper.join();
   return true;
 }
 
 void Server::stop() {
   impl_->stopping = true;
+  impl_->app.wake_warmer();
   impl_->http.request_stop();
 }
 bool Server::is_running() const { return impl_->http.is_running(); }
