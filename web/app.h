@@ -129,6 +129,11 @@ class App {
     std::shared_ptr<const SeriesView> view;
   };
   std::shared_ptr<ViewSlot> slot_for(int64_t id, Metric m, const std::string& branch);
+  // series_view's work. compute = false: nullptr where it would have to compute (warm's first
+  // look); `samples`: the series' samples, already read (warm reads several series at once).
+  std::shared_ptr<const SeriesView> view_for(int64_t id, Metric m, uint64_t gen,
+                                             const std::string& branch, bool compute,
+                                             std::vector<SeriesSample>* samples);
   // The series' default view when it is ready for `gen`; nullptr (never blocks) when it is not,
   // or is being computed right now.
   std::shared_ptr<const SeriesView> ready_view(int64_t id, uint64_t gen, const std::string& branch);

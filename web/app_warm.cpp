@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -18,25 +19,52 @@ namespace {
 thread_local bool tl_batch_persist = false;
 }  // namespace
 
-void App::warm(const std::atomic<bool>& stop, unsigned threads, uint64_t gen) {
-  const std::string branch = main_branch(gen);
-  auto list = series_list(gen);
-  // Each thread has its own database connection (App::store()).
+namespace {
+// Runs work(i) for i in [0, n) on up to `threads` threads; each thread has its own database
+// connection (App::store()).
+void parallel_for(size_t n, unsigned threads, const std::atomic<bool>& stop,
+                  const std::function<void(size_t)>& work) {
   std::atomic<size_t> next{0};
-  auto work = [&] {
+  auto loop = [&] {
     tl_batch_persist = true;
-    for (size_t i; !stop && (i = next.fetch_add(1)) < list->size();) {
-      const int64_t id = (*list)[i].id;
-      if (opt_.before_warm_view && !ready_view(id, gen, branch)) opt_.before_warm_view(id);
-      series_view(id, Metric::tpot_ms, gen, branch);
-      progress_cv_.notify_all();
-    }
+    for (size_t i; !stop && (i = next.fetch_add(1)) < n;) work(i);
     tl_batch_persist = false;
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
+  for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(loop);
+  loop();
   for (auto& t : pool) t.join();
+}
+}  // namespace
+
+void App::warm(const std::atomic<bool>& stop, unsigned threads, uint64_t gen) {
+  const std::string branch = main_branch(gen);
+  auto list = series_list(gen);
+  // First look: views still valid, or kept in the store's view cache, cost no computation.
+  std::vector<char> missing(list->size(), 0);
+  parallel_for(list->size(), threads, stop, [&](size_t i) {
+    if (view_for((*list)[i].id, Metric::tpot_ms, gen, branch, false, nullptr))
+      progress_cv_.notify_all();
+    else
+      missing[i] = 1;
+  });
+  // The rest is computed, reading the series of one environment together: the same runs
+  // measured them, so their cells share pages.
+  std::map<Environment, std::vector<int64_t>> by_env;
+  for (size_t i = 0; i < list->size(); ++i)
+    if (missing[i]) by_env[(*list)[i].env].push_back((*list)[i].id);
+  std::vector<std::vector<int64_t>> groups;
+  for (auto& [env, ids] : by_env) groups.push_back(std::move(ids));
+  parallel_for(groups.size(), threads, stop, [&](size_t g) {
+    auto samples = store().series_samples_of(groups[g]);
+    for (int64_t id : groups[g]) {
+      if (stop) return;
+      if (opt_.before_warm_view) opt_.before_warm_view(id);
+      view_for(id, Metric::tpot_ms, gen, branch, true, &samples[id]);
+      samples.erase(id);
+      progress_cv_.notify_all();
+    }
+  });
   flush_persist();
 }
 
