@@ -5,8 +5,9 @@
 #   restart  start again on the database that start left behind (views kept),
 #   settings start again with other gate settings (--min-effect 0.04: no kept view applies).
 # For each: start to listening (/healthz answers), start to the first answer of the overview `/`
-# (requested as soon as serve listens) and whether that answer was complete, and start to the
-# first complete overview (/api/v1/overview without "complete": false), with the load average.
+# (requested as soon as serve listens) and whether that answer was complete, start to the first
+# complete overview (/api/v1/overview without "complete": false), the CPU seconds serve had used
+# by then (wall times move with the machine's load; CPU time much less), and the load average.
 #
 # Usage: bench/web_warm_bench.sh STORE.db NAME=PERFGATE [NAME=PERFGATE ...]
 #   STORE.db: e.g. the store of bench/web_bench.sh (KEEP=1) or web_seed --commits 1000 --envs 10
@@ -42,12 +43,15 @@ done
 now() { date +%s.%N; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", (b - a) * 1000 }'; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-complete() {  # overview JSON on stdin: false only when it says "complete": false
-  python3 -c 'import json,sys; print("no" if json.load(sys.stdin).get("complete", True) is False else "yes")'
+complete() {  # overview JSON on stdin: no only when it says "complete": false (grep: cheap to poll)
+  if grep -q '"complete":false'; then echo no; else echo yes; fi
+}
+cpu_s() {  # user + system CPU seconds of a process so far
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/$1/stat"
 }
 
 one_case() {  # name case extra-args...
-  local name=$1 case=$2 port t0 t1 t2 t3 first_complete load
+  local name=$1 case=$2 port t0 t1 t2 t3 first_complete load cpu
   shift 2
   port=$(free_port)
   load=$(cut -d' ' -f1 /proc/loadavg)
@@ -62,8 +66,9 @@ one_case() {  # name case extra-args...
   curl -sf -o "$work/$name.$case.html" "http://127.0.0.1:$port/"
   t2=$(now)
   if grep -q 'id="computing"' "$work/$name.$case.html"; then first_complete=no; else first_complete=yes; fi
-  until [ "$(curl -sf "http://127.0.0.1:$port/api/v1/overview" | complete)" = yes ]; do sleep 0.05; done
+  until [ "$(curl -sf "http://127.0.0.1:$port/api/v1/overview" | complete)" = yes ]; do sleep 0.1; done
   t3=$(now)
+  cpu=$(cpu_s "$serve_pid")
   [ "$first_complete" = yes ] && t3=$t2
   # Every series' full view, to check below that each binary shows the same answers.
   curl -sf "http://127.0.0.1:$port/api/v1/series" > "$work/$name.$case.series.json"
@@ -73,8 +78,8 @@ one_case() {  # name case extra-args...
   kill "$serve_pid"
   wait "$serve_pid" 2>/dev/null || true
   serve_pid=
-  printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$case" "$(ms "$t0" "$t1")" \
-    "$(ms "$t0" "$t2")" "$first_complete" "$(ms "$t0" "$t3")" "$load"
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$case" "$(ms "$t0" "$t1")" \
+    "$(ms "$t0" "$t2")" "$first_complete" "$(ms "$t0" "$t3")" "$cpu" "$load"
 }
 
 echo "# perfgate serve start-up, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -85,8 +90,8 @@ for name in "${names[@]}"; do
   sqlite3 "$work/$name.db" 'DELETE FROM view_cache'
 done
 echo
-echo "| binary | case | start to listening (ms) | start to first overview (ms) | first overview complete | start to complete overview (ms) | load (1 min) |"
-echo "| --- | --- | ---: | ---: | --- | ---: | ---: |"
+echo "| binary | case | start to listening (ms) | start to first overview (ms) | first overview complete | start to complete overview (ms) | serve CPU by then (s) | load (1 min) |"
+echo "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: |"
 for case in first restart settings; do
   for name in "${names[@]}"; do
     if [ "$case" = settings ]; then one_case "$name" "$case" --min-effect 0.04

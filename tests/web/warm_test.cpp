@@ -115,7 +115,12 @@ TEST(Warm, OverviewListsSeriesStillComputingAndNeverKeepsThatAnswer) {
   LiveServer s(opt);
 
   for (int ask = 0; ask < 2; ++ask) {  // the second answer must not be a kept first one
-    const auto partial = get_json(s, "/api/v1/overview");
+    // Not kept: a kept body carries an ETag (send_cached), which a client would revalidate
+    // against -- and get the partial answer confirmed as current.
+    auto raw = s.client()->Get("/api/v1/overview");
+    ASSERT_TRUE(raw && raw->status == 200);
+    EXPECT_FALSE(raw->has_header("ETag"));
+    const auto partial = nlohmann::json::parse(raw->body);
     EXPECT_EQ(partial["complete"], false);
     EXPECT_TRUE(partial["open_regressions"].is_null());
     const auto computing = computing_ids(partial);
@@ -130,6 +135,7 @@ TEST(Warm, OverviewListsSeriesStillComputingAndNeverKeepsThatAnswer) {
   ASSERT_TRUE(page && page->status == 200);
   EXPECT_NE(page->body.find("id=\"computing\""), std::string::npos);
   EXPECT_NE(page->body.find("http-equiv=\"refresh\""), std::string::npos);
+  EXPECT_FALSE(page->has_header("ETag"));
   EXPECT_NE(page->body.find("href=\"/series/" + std::to_string(held) + "\""), std::string::npos);
   EXPECT_NE(page->body.find("counted once every series is computed"), std::string::npos);
 
@@ -141,6 +147,7 @@ TEST(Warm, OverviewListsSeriesStillComputingAndNeverKeepsThatAnswer) {
   EXPECT_FALSE(done["open_regressions"].is_null());
   page = s.client()->Get("/");
   ASSERT_TRUE(page && page->status == 200);
+  EXPECT_TRUE(page->has_header("ETag"));  // the complete answer is kept
   EXPECT_EQ(page->body.find("id=\"computing\""), std::string::npos);
   EXPECT_EQ(page->body.find("http-equiv=\"refresh\""), std::string::npos);
 }
