@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,7 +76,9 @@ class App {
   void warm(const std::atomic<bool>& stop, unsigned threads, uint64_t gen);
   // serve's background warmer (app_warm.cpp): warms at once, then again whenever a page asked
   // for views of a newer generation (request_warm), until `stop` is set and wake_warmer called.
-  void warm_loop(const std::atomic<bool>& stop, unsigned threads);
+  // `after_first_pass` runs once the first pass is done (serve: the chart bundle's gzip).
+  void warm_loop(const std::atomic<bool>& stop, unsigned threads,
+                 const std::function<void()>& after_first_pass = {});
   void request_warm(uint64_t gen);
   void wake_warmer();
   // The default views as far as they are computed for `gen` by `deadline`: what the overview

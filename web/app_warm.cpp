@@ -68,7 +68,8 @@ void App::warm(const std::atomic<bool>& stop, unsigned threads, uint64_t gen) {
   flush_persist();
 }
 
-void App::warm_loop(const std::atomic<bool>& stop, unsigned threads) {
+void App::warm_loop(const std::atomic<bool>& stop, unsigned threads,
+                    const std::function<void()>& after_first_pass) {
   {
     std::lock_guard lk(warm_mutex_);
     warm_loop_running_ = true;
@@ -77,6 +78,7 @@ void App::warm_loop(const std::atomic<bool>& stop, unsigned threads) {
   while (!stop) {
     const uint64_t gen = generation();
     warm(stop, threads, gen);
+    if (done == 0 && after_first_pass && !stop) after_first_pass();
     done = gen;
     std::unique_lock lk(warm_mutex_);
     warm_cv_.wait(lk, [&] { return stop || warm_wanted_ > done; });

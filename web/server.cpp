@@ -135,9 +135,9 @@ struct Server::Impl {
   App app;
   GuardedServer http;
   int port = -1;
-  // Computes every series' view once at start, so the first visitor of the overview does not wait
-  // for all of them (seconds on a large database). Requests meanwhile share its work.
-  std::thread warmer, gzipper;
+  // Computes every series' view at start and after new data (App::warm_loop), so the overview
+  // answers at once with what is ready rather than waiting for all of them.
+  std::thread warmer;
   std::atomic<bool> stopping{false};
   std::mutex warm_mutex;
   std::condition_variable warm_cv;
@@ -201,7 +201,6 @@ Server::~Server() {
   impl_->app.wake_warmer();
   impl_->http.request_stop();
   if (impl_->warmer.joinable()) impl_->warmer.join();
-  if (impl_->gzipper.joinable()) impl_->gzipper.join();
 }
 
 int Server::bind() {
@@ -229,19 +228,18 @@ void Server::serve() {
   impl->warmer = std::thread([impl] {
     try {
       // Every series' default view now, then again whenever a page finds views of newer data
-      // missing; pages answer meanwhile with what is ready (App::default_views_by).
-      impl->app.warm_loop(impl->stopping, std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+      // missing; pages answer meanwhile with what is ready (App::default_views_by). After the
+      // first pass, the chart bundle's gzip, so the first chart does not wait for it.
+      impl->app.warm_loop(impl->stopping, std::clamp(std::thread::hardware_concurrency(), 1u, 4u),
+                          [] {
+                            if (const Asset* a = find_asset("plotly.min.js")) a->gzipped();
+                          });
     } catch (const std::exception& e) {
       std::fprintf(stderr, "perfgate serve: warming the caches failed: %s\n", e.what());
     }
     std::lock_guard lk(impl->warm_mutex);
     impl->warm_done = true;
     impl->warm_cv.notify_all();
-  });
-  // The chart bundle's gzip, so the first chart does not wait for it.
-  impl->gzipper = std::thread([impl] {
-    if (!impl->stopping)
-      if (const Asset* a = find_asset("plotly.min.js")) a->gzipped();
   });
   impl_->http.listen_after_bind();
   impl_->stopping = true;
@@ -254,7 +252,6 @@ bool Server::wait_background(std::chrono::milliseconds limit) {
   if (!impl_->warm_cv.wait_for(lk, limit, [&] { return impl_->warm_done; })) return false;
   lk.unlock();
   if (impl_->warmer.joinable()) impl_->warmer.join();
-  if (impl_->gzipper.joinable()) impl_->gzipper.join();
   return true;
 }
 
