@@ -35,9 +35,10 @@ TEST(Store, SeriesReadTogetherMatchEachReadAlone) {
   int n = 0;
   for (int variant : {2, 0, 1, 0})
     for (const char* device : {"NVIDIA H200", "NVIDIA A100"}) {
-      Run r = test::sample_run(variant);
+      pg::Run r = test::sample_run(variant);
       r.env = test::sample_env(device);
-      r.started_at = "2024-05-01T10:0" + std::to_string(n++) + ":00Z";  // a distinct run
+      r.started_at = "2024-05-01T10:0" + std::to_string(n) + ":00Z";
+      r.cells[0].samples.prefill_ms[0] += n++;  // a distinct run, not a duplicate import
       s.import_run(r);
     }
   std::vector<int64_t> ids;
