@@ -74,6 +74,17 @@ void App::warm_loop(const std::atomic<bool>& stop, unsigned threads,
     std::lock_guard lk(warm_mutex_);
     warm_loop_running_ = true;
   }
+  // However the loop ends (stop, or an exception the caller reports), pages stop counting on it
+  // and compute what they need themselves.
+  struct Ended {
+    App& app;
+    ~Ended() {
+      std::lock_guard lk(app.warm_mutex_);
+      app.warm_loop_running_ = false;
+      app.warm_wanted_ = 0;
+      app.progress_cv_.notify_all();
+    }
+  } ended{*this};
   uint64_t done = 0;
   while (!stop) {
     const uint64_t gen = generation();
@@ -83,9 +94,6 @@ void App::warm_loop(const std::atomic<bool>& stop, unsigned threads,
     std::unique_lock lk(warm_mutex_);
     warm_cv_.wait(lk, [&] { return stop || warm_wanted_ > done; });
   }
-  std::lock_guard lk(warm_mutex_);
-  warm_loop_running_ = false;
-  progress_cv_.notify_all();
 }
 
 void App::request_warm(uint64_t gen) {
@@ -121,10 +129,12 @@ std::shared_ptr<const SeriesView> App::ready_view(int64_t id, uint64_t gen,
 
 App::ViewsProgress App::default_views_by(uint64_t gen,
                                          std::chrono::steady_clock::time_point deadline) {
-  {
+  // A warmer runs, or serve asked for one that has not started yet (request_warm before it).
+  auto warmer = [this] {
     std::lock_guard lk(warm_mutex_);
-    if (!warm_loop_running_) return {all_views(gen), {}};
-  }
+    return warm_loop_running_ || warm_wanted_ > 0;
+  };
+  if (!warmer()) return {all_views(gen), {}};
   const std::string branch = main_branch(gen);
   auto list = series_list(gen);
   bool asked = false;
@@ -137,8 +147,8 @@ App::ViewsProgress App::default_views_by(uint64_t gen,
         p.pending.push_back(s);
     if (p.complete() || std::chrono::steady_clock::now() >= deadline) return p;
     if (!asked) request_warm(gen), asked = true;
+    if (!warmer()) return {all_views(gen), {}};
     std::unique_lock lk(warm_mutex_);
-    if (!warm_loop_running_) return {all_views(gen), {}};
     // Woken by each finished view; the cap re-checks a view a request (not the warmer) computed.
     progress_cv_.wait_until(
         lk, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));

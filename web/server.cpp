@@ -225,6 +225,9 @@ int Server::bind() {
 void Server::serve() {
   if (impl_->port <= 0) bind();
   Impl* impl = impl_.get();
+  // Before the thread exists: a request arriving before it starts answers with what is ready
+  // rather than computing every view itself.
+  impl->app.request_warm(1);
   impl->warmer = std::thread([impl] {
     try {
       // Every series' default view now, then again whenever a page finds views of newer data
