@@ -35,7 +35,13 @@ namespace {
 // Sum of |v - x| over the values inserted so far, in O(log n), via Fenwick trees over value ranks.
 class AbsDistanceSums {
  public:
-  explicit AbsDistanceSums(size_t ranks) : cnt_(ranks + 1, 0.0), sum_(ranks + 1, 0.0) {}
+  // Empties the trees for `ranks` values, keeping their memory (best_split runs once per
+  // permutation: allocating afresh each time cost more than the sums themselves).
+  void reset(size_t ranks) {
+    cnt_.assign(ranks + 1, 0.0);
+    sum_.assign(ranks + 1, 0.0);
+    total_cnt_ = total_sum_ = 0.0;
+  }
   void insert(size_t rank, double v) {
     total_cnt_ += 1.0;
     total_sum_ += v;
@@ -63,12 +69,24 @@ struct Split {
   double q = -1.0;
 };
 
+// The buffers best_split fills, reused across the permutations of a segment.
+struct SplitWork {
+  std::vector<double> left, right;  // within sums of [0,t) and [t,n)
+  AbsDistanceSums from_left, from_right;
+};
+
 // Best split of one segment. values[i] has rank[i] among the segment's sorted distinct values.
 Split best_split(const std::vector<double>& values, const std::vector<size_t>& rank, size_t ranks,
-                 size_t min_seg) {
+                 size_t min_seg, SplitWork& w) {
   const size_t n = values.size();
-  std::vector<double> left(n + 1, 0.0), right(n + 1, 0.0);  // within sums of [0,t) and [t,n)
-  AbsDistanceSums from_left(ranks), from_right(ranks);
+  std::vector<double>& left = w.left;
+  std::vector<double>& right = w.right;
+  left.assign(n + 1, 0.0);
+  right.assign(n + 1, 0.0);
+  AbsDistanceSums& from_left = w.from_left;
+  AbsDistanceSums& from_right = w.from_right;
+  from_left.reset(ranks);
+  from_right.reset(ranks);
   for (size_t t = 0; t < n; ++t) {
     left[t + 1] = left[t] + from_left.distance_to(rank[t], values[t]);
     from_left.insert(rank[t], values[t]);
@@ -112,7 +130,8 @@ void detect(const std::vector<double>& all, size_t begin, size_t end, const Chan
   for (size_t i = 0; i < n; ++i) raw[i] = values[i] - sorted.front();
   for (size_t i = 0; i < n; ++i) values[i] = mid_of_rank[rank[i]];
 
-  const Split observed = best_split(values, rank, sorted.size(), min_seg);
+  SplitWork work;
+  const Split observed = best_split(values, rank, sorted.size(), min_seg, work);
   if (observed.q <= 0.0) return;  // e.g. a constant segment
 
   // Permutation test: under "no change" every order of the segment is equally likely. The stream
@@ -131,11 +150,11 @@ void detect(const std::vector<double>& all, size_t begin, size_t end, const Chan
       pv[i] = values[order[i]];
       pr[i] = rank[order[i]];
     }
-    if (best_split(pv, pr, sorted.size(), min_seg).q >= observed.q) ++exceed;
+    if (best_split(pv, pr, sorted.size(), min_seg, work).q >= observed.q) ++exceed;
     if (exceed > allowed) return;  // cannot become significant any more
   }
   ChangePoint cp;
-  cp.index = begin + best_split(raw, rank, sorted.size(), min_seg).tau;
+  cp.index = begin + best_split(raw, rank, sorted.size(), min_seg, work).tau;
   cp.p_value = (exceed + 1.0) / (perms + 1.0);
   out.push_back(cp);
   detect(all, begin, cp.index, opt, min_seg, out);

@@ -23,6 +23,7 @@ struct SeriesInfo {
 // One stored cell of one run, as a point of a series (several runs of one commit give several).
 struct SeriesSample {
   int64_t run_id = 0;
+  int64_t cell_id = 0;
   std::string commit;  // empty outside a repository
   std::string branch;  // the run's branch ("detached", or empty outside a repository)
   std::string subject;
@@ -86,6 +87,10 @@ class Store {
   std::optional<int64_t> find_series(const CellKey& key, const Environment& env);
   // Every stored cell of the series, ordered by commit time, then run id ("history order").
   std::vector<SeriesSample> series_samples(int64_t series_id, bool with_samples = true);
+  // The same for several series in one pass (without raw samples): series measured by the same
+  // runs share the pages that hold their cells, so serve's start-up reads those pages once
+  // instead of once per series. Every id is in the answer, an unknown one with no samples.
+  std::map<int64_t, std::vector<SeriesSample>> series_samples_of(const std::vector<int64_t>& ids);
   // Changes whenever a cell is added to a series (cells are append-only), so a reader can tell
   // which series changed since it last looked and recompute only those (web/ caches per series).
   struct SeriesVersion {

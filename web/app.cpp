@@ -118,16 +118,18 @@ std::string App::main_branch(uint64_t gen) {
 
 std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_t gen,
                                                    std::optional<std::string> branch_opt) {
-  const std::string branch = branch_opt ? *branch_opt : main_branch(gen);
+  return view_for(id, m, gen, branch_opt ? *branch_opt : main_branch(gen), true, nullptr);
+}
+
+std::shared_ptr<const SeriesView> App::view_for(int64_t id, Metric m, uint64_t gen,
+                                                const std::string& branch, bool compute,
+                                                std::vector<SeriesSample>* samples) {
   std::shared_ptr<ViewSlot> slot = slot_for(id, m, branch);
   std::lock_guard lk(slot->m);
   if (slot->view && slot->generation >= gen) return slot->view;
-  auto versions = versions_.get("all", gen, [this] {
-    return std::make_shared<const std::map<int64_t, Store::SeriesVersion>>(
-        store().series_versions());
-  });
-  auto it = versions->find(id);
-  const Store::SeriesVersion current = it == versions->end() ? Store::SeriesVersion{} : it->second;
+  auto known = versions(gen);
+  auto it = known->find(id);
+  const Store::SeriesVersion current = it == known->end() ? Store::SeriesVersion{} : it->second;
   if (slot->view && slot->version == current) {
     slot->generation = gen;
     return slot->view;
@@ -138,23 +140,34 @@ std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_
     view_slots_.erase({id, m, branch});
     return nullptr;
   }
-  // The version is read before the samples: a cell committed in between makes the view newer
-  // than its version, and the next look recomputes once more -- never the other way round.
-  const SeriesRules rules{opt_.gate_settings.gate.alpha, opt_.gate_settings.gate.min_effect, branch};
+  // The version is read before the samples (warm() reads them after its first look, which read
+  // the versions): a cell committed in between makes the view newer than its version, and the
+  // next look recomputes once more -- never the other way round.
+  const SeriesRules rules{opt_.gate_settings.gate.alpha, opt_.gate_settings.gate.min_effect,
+                          branch};
   // The default view (what the overview and the regressions need of every series) is kept in
   // the store's view cache: a restart reads it instead of recomputing (app_warm.cpp).
   const bool cached_kind = m == Metric::tpot_ms && branch == main_branch(gen);
   std::shared_ptr<const SeriesView> view =
       cached_kind ? cached_view(*info, current, rules) : nullptr;
+  if (!view && !compute) return nullptr;
   if (!view) {
-    view = std::make_shared<const SeriesView>(
-        build_series_view(*info, store().series_samples(id, /*with_samples=*/false), m, rules));
+    view = std::make_shared<const SeriesView>(build_series_view(
+        *info, samples ? std::move(*samples) : store().series_samples(id, /*with_samples=*/false),
+        m, rules));
     if (cached_kind) persist_view(*view, current);
   }
   slot->view = std::move(view);
   slot->version = current;
   slot->generation = gen;
   return slot->view;
+}
+
+std::shared_ptr<const std::map<int64_t, Store::SeriesVersion>> App::versions(uint64_t gen) {
+  return versions_.get("all", gen, [this] {
+    return std::make_shared<const std::map<int64_t, Store::SeriesVersion>>(
+        store().series_versions());
+  });
 }
 
 std::shared_ptr<App::ViewSlot> App::slot_for(int64_t id, Metric m, const std::string& branch) {

@@ -2,7 +2,10 @@
 // generation counter and the caches of computed views.
 #pragma once
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,10 +69,29 @@ class App {
   // settings come from the options.
   std::shared_ptr<const SeriesView> series_view(int64_t id, Metric m, uint64_t gen,
                                                 std::optional<std::string> branch = {});
-  // Start-up: makes every series' default view (tpot_ms, main branch) ready, on up to `threads`
+  // Makes every series' default view (tpot_ms, main branch) ready for `gen`, on up to `threads`
   // threads: from the store's view cache where the series has not changed since the view was
-  // kept, else computed (and kept for the next start). Stops early when `stop` is set.
-  void warm(const std::atomic<bool>& stop, unsigned threads);
+  // kept, else computed (and kept for the next start, in one write at the end). Stops early when
+  // `stop` is set.
+  void warm(const std::atomic<bool>& stop, unsigned threads, uint64_t gen);
+  // serve's background warmer (app_warm.cpp): warms at once, then again whenever a page asked
+  // for views of a newer generation (request_warm), until `stop` is set and wake_warmer called.
+  // `after_first_pass` runs once the first pass is done (serve: the chart bundle's gzip).
+  void warm_loop(const std::atomic<bool>& stop, unsigned threads,
+                 const std::function<void()>& after_first_pass = {});
+  void request_warm(uint64_t gen);
+  void wake_warmer();
+  // The default views as far as they are computed for `gen` by `deadline`: what the overview
+  // shows at once on a store whose views are still being computed (docs/WEB.md, "Start-up"). A
+  // series whose view is not ready -- never computed, or computed before its latest cells -- is in
+  // `pending`, never shown from an older computation. Without a background warmer (no warm_loop
+  // running) it computes every view before it returns, like all_views.
+  struct ViewsProgress {
+    std::vector<std::shared_ptr<const SeriesView>> ready;  // series id order
+    std::vector<SeriesInfo> pending;                       // series id order
+    bool complete() const { return pending.empty(); }
+  };
+  ViewsProgress default_views_by(uint64_t gen, std::chrono::steady_clock::time_point deadline);
   // Every series' tpot view, in series id order.
   std::vector<std::shared_ptr<const SeriesView>> all_views(uint64_t gen,
                                                            std::optional<std::string> branch = {});
@@ -110,9 +132,21 @@ class App {
     std::shared_ptr<const SeriesView> view;
   };
   std::shared_ptr<ViewSlot> slot_for(int64_t id, Metric m, const std::string& branch);
+  // series_view's work. compute = false: nullptr where it would have to compute (warm's first
+  // look); `samples`: the series' samples, already read (warm reads several series at once).
+  std::shared_ptr<const SeriesView> view_for(int64_t id, Metric m, uint64_t gen,
+                                             const std::string& branch, bool compute,
+                                             std::vector<SeriesSample>* samples);
+  // The series' default view when it is ready for `gen`; nullptr (never blocks) when it is not,
+  // or is being computed right now.
+  std::shared_ptr<const SeriesView> ready_view(int64_t id, uint64_t gen, const std::string& branch);
+  std::shared_ptr<const std::map<int64_t, Store::SeriesVersion>> versions(uint64_t gen);
   // Keeps a freshly computed default view in the store's view cache; best effort (a busy or
   // read-only database just means the next start computes it again).
+  // Inside warm() the views are queued and written in one transaction at the end of the pass
+  // (flush_persist): each write moves the data generation, and one move per pass is enough.
   void persist_view(const SeriesView& v, const Store::SeriesVersion& version);
+  void flush_persist();
   // The kept view when it was made from `version` of the series; else nullptr.
   std::shared_ptr<const SeriesView> cached_view(const SeriesInfo& info,
                                                 const Store::SeriesVersion& version,
@@ -120,6 +154,13 @@ class App {
   std::mutex persist_mutex_;
   std::unique_ptr<Store> persist_store_;
   bool persist_failed_ = false;
+  std::vector<std::pair<std::string, Store::CachedView>> persist_queue_;  // key, row
+  // The background warmer: the newest generation a page wanted, whether a loop runs, and a
+  // notification each time a view is ready (default_views_by waits on it).
+  std::mutex warm_mutex_;
+  std::condition_variable warm_cv_, progress_cv_;
+  uint64_t warm_wanted_ = 0;
+  bool warm_loop_running_ = false;
   std::mutex slots_mutex_;
   std::map<std::tuple<int64_t, Metric, std::string>, std::shared_ptr<ViewSlot>> view_slots_;
   GenerationCache<CachedBody> bodies_{2048};

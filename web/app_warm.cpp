@@ -1,8 +1,12 @@
-// App::warm and the view cache: what `perfgate serve` does at start-up so that the overview of a
-// large store answers at once (docs/WEB.md, "Start-up"; figures in docs/PERFORMANCE_WEB.md).
+// App::warm, the background warmer and the view cache: what `perfgate serve` does so that the
+// overview of a large store answers at once, and says which series are still being computed
+// (docs/WEB.md, "Start-up"; figures in docs/PERFORMANCE_WEB.md).
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <thread>
 
 #include "web/app.h"
@@ -10,20 +14,145 @@
 
 namespace pg::web {
 
-void App::warm(const std::atomic<bool>& stop, unsigned threads) {
-  const uint64_t gen = generation();
-  const std::string branch = main_branch(gen);
-  auto list = series_list(gen);
-  // Each thread has its own database connection (App::store()).
+namespace {
+// Set on the threads of a warm() pass: their views are written to the view cache at its end.
+thread_local bool tl_batch_persist = false;
+}  // namespace
+
+namespace {
+// Runs work(i) for i in [0, n) on up to `threads` threads; each thread has its own database
+// connection (App::store()).
+void parallel_for(size_t n, unsigned threads, const std::atomic<bool>& stop,
+                  const std::function<void(size_t)>& work) {
   std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; !stop && (i = next.fetch_add(1)) < list->size();)
-      series_view((*list)[i].id, Metric::tpot_ms, gen, branch);
+  auto loop = [&] {
+    tl_batch_persist = true;
+    for (size_t i; !stop && (i = next.fetch_add(1)) < n;) work(i);
+    tl_batch_persist = false;
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
+  for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(loop);
+  loop();
   for (auto& t : pool) t.join();
+}
+}  // namespace
+
+void App::warm(const std::atomic<bool>& stop, unsigned threads, uint64_t gen) {
+  const std::string branch = main_branch(gen);
+  auto list = series_list(gen);
+  // First look: views still valid, or kept in the store's view cache, cost no computation.
+  std::vector<char> missing(list->size(), 0);
+  parallel_for(list->size(), threads, stop, [&](size_t i) {
+    if (view_for((*list)[i].id, Metric::tpot_ms, gen, branch, false, nullptr))
+      progress_cv_.notify_all();
+    else
+      missing[i] = 1;
+  });
+  // The rest is computed, reading the series of one environment together: the same runs
+  // measured them, so their cells share pages.
+  std::map<Environment, std::vector<int64_t>> by_env;
+  for (size_t i = 0; i < list->size(); ++i)
+    if (missing[i]) by_env[(*list)[i].env].push_back((*list)[i].id);
+  std::vector<std::vector<int64_t>> groups;
+  for (auto& [env, ids] : by_env) groups.push_back(std::move(ids));
+  parallel_for(groups.size(), threads, stop, [&](size_t g) {
+    auto samples = store().series_samples_of(groups[g]);
+    for (int64_t id : groups[g]) {
+      if (stop) return;
+      if (opt_.before_warm_view) opt_.before_warm_view(id);
+      view_for(id, Metric::tpot_ms, gen, branch, true, &samples[id]);
+      samples.erase(id);
+      progress_cv_.notify_all();
+    }
+  });
+  flush_persist();
+}
+
+void App::warm_loop(const std::atomic<bool>& stop, unsigned threads,
+                    const std::function<void()>& after_first_pass) {
+  {
+    std::lock_guard lk(warm_mutex_);
+    warm_loop_running_ = true;
+  }
+  // However the loop ends (stop, or an exception the caller reports), pages stop counting on it
+  // and compute what they need themselves.
+  struct Ended {
+    App& app;
+    ~Ended() {
+      std::lock_guard lk(app.warm_mutex_);
+      app.warm_loop_running_ = false;
+      app.warm_wanted_ = 0;
+      app.progress_cv_.notify_all();
+    }
+  } ended{*this};
+  uint64_t done = 0;
+  while (!stop) {
+    const uint64_t gen = generation();
+    warm(stop, threads, gen);
+    if (done == 0 && after_first_pass && !stop) after_first_pass();
+    done = gen;
+    std::unique_lock lk(warm_mutex_);
+    warm_cv_.wait(lk, [&] { return stop || warm_wanted_ > done; });
+  }
+}
+
+void App::request_warm(uint64_t gen) {
+  std::lock_guard lk(warm_mutex_);
+  warm_wanted_ = std::max(warm_wanted_, gen);
+  warm_cv_.notify_all();
+}
+
+void App::wake_warmer() {
+  std::lock_guard lk(warm_mutex_);
+  warm_cv_.notify_all();
+}
+
+std::shared_ptr<const SeriesView> App::ready_view(int64_t id, uint64_t gen,
+                                                  const std::string& branch) {
+  std::shared_ptr<ViewSlot> slot;
+  {
+    std::lock_guard lk(slots_mutex_);
+    auto it = view_slots_.find({id, Metric::tpot_ms, branch});
+    if (it == view_slots_.end()) return nullptr;
+    slot = it->second;
+  }
+  std::unique_lock lk(slot->m, std::try_to_lock);
+  if (!lk.owns_lock() || !slot->view) return nullptr;  // being computed, or never was
+  if (slot->generation >= gen) return slot->view;
+  // Computed for an older generation: still this series' view only if no cell came since.
+  auto known = versions(gen);
+  auto it = known->find(id);
+  if (it == known->end() || !(it->second == slot->version)) return nullptr;
+  slot->generation = gen;
+  return slot->view;
+}
+
+App::ViewsProgress App::default_views_by(uint64_t gen,
+                                         std::chrono::steady_clock::time_point deadline) {
+  // A warmer runs, or serve asked for one that has not started yet (request_warm before it).
+  auto warmer = [this] {
+    std::lock_guard lk(warm_mutex_);
+    return warm_loop_running_ || warm_wanted_ > 0;
+  };
+  if (!warmer()) return {all_views(gen), {}};
+  const std::string branch = main_branch(gen);
+  auto list = series_list(gen);
+  bool asked = false;
+  for (;;) {
+    ViewsProgress p;
+    for (const SeriesInfo& s : *list)
+      if (auto v = ready_view(s.id, gen, branch))
+        p.ready.push_back(std::move(v));
+      else
+        p.pending.push_back(s);
+    if (p.complete() || std::chrono::steady_clock::now() >= deadline) return p;
+    if (!asked) request_warm(gen), asked = true;
+    if (!warmer()) return {all_views(gen), {}};
+    std::unique_lock lk(warm_mutex_);
+    // Woken by each finished view; the cap re-checks a view a request (not the warmer) computed.
+    progress_cv_.wait_until(
+        lk, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
+  }
 }
 
 std::shared_ptr<const SeriesView> App::cached_view(const SeriesInfo& info,
@@ -37,16 +166,28 @@ std::shared_ptr<const SeriesView> App::cached_view(const SeriesInfo& info,
 
 void App::persist_view(const SeriesView& v, const Store::SeriesVersion& version) {
   std::string body = encode_view(v);
+  {
+    std::lock_guard lk(persist_mutex_);
+    if (persist_failed_) return;
+    persist_queue_.push_back(
+        {view_cache_key(v.metric, v.rules), {v.info.id, version, std::move(body)}});
+  }
+  if (!tl_batch_persist) flush_persist();
+}
+
+void App::flush_persist() {
   std::lock_guard lk(persist_mutex_);
-  if (persist_failed_) return;
+  if (persist_failed_ || persist_queue_.empty()) return;
+  std::map<std::string, std::vector<Store::CachedView>> by_key;
+  for (auto& [key, row] : persist_queue_) by_key[key].push_back(std::move(row));
+  persist_queue_.clear();
   try {
     if (!persist_store_) {
       persist_store_ = std::make_unique<Store>(opt_.db_path);
       // A runner or ingest holding the write lock wins: this write is only a convenience.
       sqlite3_busy_timeout(persist_store_->handle(), 200);
     }
-    persist_store_->put_cached_views(view_cache_key(v.metric, v.rules),
-                                     {{v.info.id, version, std::move(body)}});
+    for (const auto& [key, rows] : by_key) persist_store_->put_cached_views(key, rows);
   } catch (const std::exception& e) {
     // Read-only file or mount, full disk: say it once, then stop trying.
     std::fprintf(stderr, "perfgate serve: not keeping computed views in the database (%s)\n",

@@ -34,6 +34,20 @@ class GenerationCache {
  public:
   explicit GenerationCache(size_t max_entries = 1024) : max_(max_entries) {}
 
+  // The value when one computed for `generation` (or later) is kept; else nullptr, computing
+  // nothing. For answers that are cached only once complete (the overview while views compute).
+  std::shared_ptr<const V> peek(const std::string& key, uint64_t generation) {
+    std::shared_ptr<Slot> slot;
+    {
+      std::lock_guard lk(m_);
+      auto it = slots_.find(key);
+      if (it == slots_.end()) return nullptr;
+      slot = it->second;
+    }
+    std::lock_guard lk(slot->m);
+    return slot->value && slot->generation >= generation ? slot->value : nullptr;
+  }
+
   std::shared_ptr<const V> get(const std::string& key, uint64_t generation,
                                const std::function<std::shared_ptr<const V>()>& compute) {
     std::shared_ptr<Slot> slot;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -49,6 +50,8 @@ std::string shown_status(const SeriesView& v, const OverviewModel& m) {
   return v.status;
 }
 
+bool status_final_without_triage(const SeriesView& v) { return v.status != "regressed"; }
+
 OverviewFilter parse_overview_filter(const httplib::Request& req) {
   OverviewFilter f;
   f.model = query_param(req, "model");
@@ -69,21 +72,40 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
   m.repo_url = app.repo_url(gen);
   m.alpha = app.options().gate_settings.gate.alpha;
   m.min_effect = app.options().gate_settings.gate.min_effect;
-  auto regressions = build_regressions(app, gen);
-  m.open_regressions = regressions->open + regressions->acknowledged;
-  for (const auto& a : regressions->alerts) m.alert_state[a.view->info.id] = a.state;
-  for (const auto& v : app.all_views(gen)) {
-    const CellKey& k = v->info.key;
+  auto progress =
+      app.default_views_by(gen, std::chrono::steady_clock::now() + app.options().page_wait);
+  m.complete = progress.complete();
+  std::vector<SeriesInfo> computing = std::move(progress.pending);
+  if (m.complete) {
+    auto regressions = build_regressions(app, gen);
+    m.open_regressions = regressions->open + regressions->acknowledged;
+    for (const auto& a : regressions->alerts) m.alert_state[a.view->info.id] = a.state;
+  } else {
+    // No triage state before every view is ready: a regressed series waits with the others.
+    std::erase_if(progress.ready, [&](const auto& v) {
+      if (status_final_without_triage(*v)) return false;
+      computing.push_back(v->info);
+      return true;
+    });
+    std::sort(computing.begin(), computing.end(),
+              [](const SeriesInfo& a, const SeriesInfo& b) { return a.id < b.id; });
+  }
+  auto matches = [&](const CellKey& k) {
     ++m.total_series;
     opts["model"].insert(k.model);
     opts["dtype"].insert(k.dtype);
     opts["device"].insert(k.device);
     int_opts["batch"].insert(k.batch_size);
     int_opts["prompt"].insert(k.seq_len);
-    if ((f.model && *f.model != k.model) || (f.dtype && *f.dtype != k.dtype) ||
-        (f.device && *f.device != k.device) || (f.batch && *f.batch != k.batch_size) ||
-        (f.prompt && *f.prompt != k.seq_len))
-      continue;
+    return !((f.model && *f.model != k.model) || (f.dtype && *f.dtype != k.dtype) ||
+             (f.device && *f.device != k.device) || (f.batch && *f.batch != k.batch_size) ||
+             (f.prompt && *f.prompt != k.seq_len));
+  };
+  for (const SeriesInfo& info : computing)
+    if (matches(info.key)) m.computing.push_back(info);
+  for (const auto& v : progress.ready) {
+    const CellKey& k = v->info.key;
+    if (!matches(k)) continue;
     ++m.shown_series;
     ++m.status_counts[shown_status(*v, m)];
     auto gk = std::make_pair(k.model, group_device(v->info));
@@ -120,7 +142,13 @@ nlohmann::json overview_json(const OverviewModel& m) {
   j["total_series"] = m.total_series;
   j["shown_series"] = m.shown_series;
   j["status_counts"] = m.status_counts;
-  j["open_regressions"] = m.open_regressions;
+  j["open_regressions"] = m.complete ? nlohmann::json(m.open_regressions) : nlohmann::json(nullptr);
+  j["complete"] = m.complete;
+  nlohmann::json computing = nlohmann::json::array();
+  for (const SeriesInfo& s : m.computing)
+    computing.push_back(
+        {{"id", s.id}, {"key", cell_key_to_json(s.key)}, {"env", environment_to_json(s.env)}});
+  j["computing"] = std::move(computing);
   j["branch"] = m.branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.branch);
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : m.groups) {

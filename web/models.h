@@ -38,11 +38,19 @@ struct OverviewModel {
   std::map<int64_t, std::string> alert_state;  // series id -> its regression's triage state
   std::string branch, repo_url;
   double alpha = 0, min_effect = 0;  // serve's gate settings, to say which rule the badges use
+  // false while some series' views are still being computed (App::default_views_by): those are in
+  // `computing`, not in the groups, and the counts and open_regressions cover the ready ones only
+  // (open_regressions is unknown until every view is ready).
+  bool complete = true;
+  std::vector<SeriesInfo> computing;  // that match the filter, series id order
 };
 OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen);
 // The badge: the series' status, with its regression's triage applied ("acknowledged" while
 // someone owns it; "steady" once dismissed or marked fixed).
 std::string shown_status(const SeriesView& v, const OverviewModel& m);
+// Whether shown_status is final without the regressions model (which needs every series' view):
+// triage only ever changes a "regressed" badge.
+bool status_final_without_triage(const SeriesView& v);
 nlohmann::json overview_json(const OverviewModel& m);
 
 // --- trend --------------------------------------------------------------------------------------

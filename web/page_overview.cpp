@@ -56,6 +56,24 @@ std::optional<std::string> str(const std::optional<int>& v) {
   return v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt;
 }
 
+// While views are still being computed (first start, new settings, new data): which series, and
+// a reload until they are all ready. They get no badge: a status is shown only once computed.
+std::string computing_card(const OverviewModel& m) {
+  if (m.complete) return "";
+  std::string h =
+      "<meta http-equiv=\"refresh\" content=\"2\"><section class=\"card\" id=\"computing\" "
+      "role=\"status\"><h2>Computing " +
+      std::to_string(m.computing.size()) +
+      " series</h2><p class=\"muted\">Their change points and status are not known yet, so they "
+      "are listed here rather than with a badge; the counts above cover the series already "
+      "computed. This page reloads every 2 s until every series is ready; a series' own page "
+      "computes it at once.</p><ul class=\"computing\">";
+  for (const SeriesInfo& s : m.computing)
+    h += "<li><a href=\"/series/" + std::to_string(s.id) + "\">" + html_escape(series_name(s)) +
+         "</a> <span class=\"badge computing\">computing</span></li>";
+  return h + "</ul></section>";
+}
+
 }  // namespace
 
 std::string render_overview_page(const OverviewModel& m, const std::string& query) {
@@ -64,8 +82,13 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
   for (const auto& [status, n] : m.status_counts)
     h += " · <span class=\"badge " + html_escape(status) + "\">" + std::to_string(n) + " " +
          html_escape(status) + "</span>";
-  h += " · <a id=\"open-regressions\" href=\"/regressions\">" + std::to_string(m.open_regressions) +
-       " open regression" + (m.open_regressions == 1 ? "" : "s") + "</a>";
+  if (m.complete)
+    h += " · <a id=\"open-regressions\" href=\"/regressions\">" +
+         std::to_string(m.open_regressions) + " open regression" +
+         (m.open_regressions == 1 ? "" : "s") + "</a>";
+  else
+    h += " · <a id=\"open-regressions\" href=\"/regressions\">open regressions: counted once "
+         "every series is computed</a>";
   if (!m.branch.empty()) h += " · branch <span class=\"mono\">" + html_escape(m.branch) + "</span>";
   h +=
       "</p><p class=\"muted small\">A badge says <i>regressed</i> while the series' latest flagged "
@@ -84,7 +107,8 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
   h += "<button type=\"submit\">Apply</button><a class=\"button secondary\" href=\"/\">Reset</a>";
   h += "</form>";
   h += "<form id=\"overlay\" method=\"get\" action=\"/trend\"></form>";
-  if (m.groups.empty())
+  h += computing_card(m);
+  if (m.groups.empty() && m.computing.empty())
     h += "<div class=\"card\">No series match. Store runs with <code>perfgate run</code>, or "
          "POST them to <code>/api/v1/runs</code>.</div>";
   h += "<div class=\"groups\">";

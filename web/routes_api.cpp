@@ -92,9 +92,11 @@ void register_api_routes(httplib::Server& http, App& app) {
   http.Get("/api/v1/overview", guarded([&app](const Req& req, Res& res) {
              const OverviewFilter f = parse_overview_filter(req);
              const uint64_t gen = app.generation();
-             auto body = json_body(app, "overview/" + filter_key(f), gen,
-                                   [&] { return overview_json(build_overview(app, f, gen)); });
-             send_cached(req, res, *body);
+             const std::string key = "overview/" + filter_key(f);
+             if (auto kept = app.body_cache().peek(key, gen)) return send_cached(req, res, *kept);
+             const OverviewModel m = build_overview(app, f, gen);
+             if (!m.complete) return send_json(req, res, 200, overview_json(m));  // not kept
+             send_cached(req, res, *json_body(app, key, gen, [&] { return overview_json(m); }));
            }));
 
   http.Get("/api/v1/commits", guarded([&app](const Req& req, Res& res) {

@@ -51,10 +51,14 @@ void register_page_routes(httplib::Server& http, App& app) {
              const OverviewFilter f = parse_overview_filter(req);
              const std::string q = filter_query(f);
              const uint64_t gen = app.generation();
-             auto body = html_body(app, "overview-page/" + q, gen, [&] {
-               return render_overview_page(build_overview(app, f, gen), q);
-             });
-             send_page(req, res, *body);
+             const std::string key = "overview-page/" + q;
+             if (auto kept = app.body_cache().peek(key, gen)) return send_page(req, res, *kept);
+             const OverviewModel m = build_overview(app, f, gen);
+             // Kept only once every series is computed: a page listing some as computing is
+             // never served again as the answer.
+             if (!m.complete) return send_page(req, res, 200, render_overview_page(m, q));
+             send_page(req, res,
+                       *html_body(app, key, gen, [&] { return render_overview_page(m, q); }));
            }));
 
   http.Get(R"(/series/([^/]+))", guarded([&app](const Req& req, Res& res) {

@@ -1,7 +1,10 @@
 // What `perfgate serve` is configured with. Its own header so that the layers below the server
 // (web/app.h, which every route uses) can read the options without including the server.
 #pragma once
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -25,6 +28,11 @@ struct ServeOptions {
   app::GateSettings gate_settings;
   std::string main_branch;  // the trend's default branch; empty: main, else master, else busiest
   std::string repo_url;     // e.g. https://github.com/org/repo: SHAs link to REPO/commit/SHA
+  // How long the overview waits for series views still being computed (first start, new
+  // settings, new data) before it answers with the ready ones and lists the rest as computing.
+  std::chrono::milliseconds page_wait{300};
+  // Tests only: called by the background warmer before it computes a series' default view.
+  std::function<void(int64_t series_id)> before_warm_view;
 };
 
 }  // namespace pg::web

@@ -136,8 +136,8 @@ struct Server::Impl {
   App app;
   GuardedServer http;
   int port = -1;
-  // Computes every series' view once at start, so the first visitor of the overview does not wait
-  // for all of them (seconds on a large database). Requests meanwhile share its work.
+  // Computes every series' view at start and after new data (App::warm_loop), so the overview
+  // answers at once with what is ready rather than waiting for all of them.
   std::thread warmer;
   std::atomic<bool> stopping{false};
   std::mutex warm_mutex;
@@ -199,6 +199,7 @@ Server::Server(ServeOptions opt) {
 Server::~Server() {
   if (!impl_) return;
   impl_->stopping = true;
+  impl_->app.wake_warmer();
   impl_->http.request_stop();
   if (impl_->warmer.joinable()) impl_->warmer.join();
 }
@@ -225,12 +226,18 @@ int Server::bind() {
 void Server::serve() {
   if (impl_->port <= 0) bind();
   Impl* impl = impl_.get();
+  // Before the thread exists: a request arriving before it starts answers with what is ready
+  // rather than computing every view itself.
+  impl->app.request_warm(1);
   impl->warmer = std::thread([impl] {
     try {
-      impl->app.warm(impl->stopping, std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-      // Then the chart bundle's gzip, so the first chart does not wait for it.
-      if (!impl->stopping)
-        if (const Asset* a = find_asset("plotly.min.js")) a->gzipped();
+      // Every series' default view now, then again whenever a page finds views of newer data
+      // missing; pages answer meanwhile with what is ready (App::default_views_by). After the
+      // first pass, the chart bundle's gzip, so the first chart does not wait for it.
+      impl->app.warm_loop(impl->stopping, std::clamp(std::thread::hardware_concurrency(), 1u, 4u),
+                          [] {
+                            if (const Asset* a = find_asset("plotly.min.js")) a->gzipped();
+                          });
     } catch (const std::exception& e) {
       std::fprintf(stderr, "perfgate serve: warming the caches failed: %s\n", e.what());
     }
@@ -244,6 +251,7 @@ void Server::serve() {
 
 bool Server::wait_background(std::chrono::milliseconds limit) {
   impl_->stopping = true;
+  impl_->app.wake_warmer();
   std::unique_lock lk(impl_->warm_mutex);
   if (!impl_->warm_cv.wait_for(lk, limit, [&] { return impl_->warm_done; })) return false;
   lk.unlock();
@@ -253,6 +261,7 @@ bool Server::wait_background(std::chrono::milliseconds limit) {
 
 void Server::stop() {
   impl_->stopping = true;
+  impl_->app.wake_warmer();
   impl_->http.request_stop();
 }
 bool Server::is_running() const { return impl_->http.is_running(); }

@@ -1,0 +1,203 @@
+// The overview while serve is still computing series views (docs/WEB.md, "Start-up"): it answers
+// at once, lists what is not computed yet, and never shows -- or keeps as the answer -- a status
+// that is not the fully computed one. The background warmer is held on chosen series through
+// ServeOptions::before_warm_view, so "not computed yet" is certain, not a matter of timing.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "seed_data.h"
+#include "store/store.h"
+#include "web_test_util.h"
+
+namespace pg::webtest {
+namespace {
+
+// Holds the warmer before it computes any series in `held` until release().
+class WarmGate {
+ public:
+  void hold(std::set<int64_t> ids) {
+    std::lock_guard lk(m_);
+    held_ = std::move(ids);
+  }
+  void release() {
+    std::lock_guard lk(m_);
+    held_.clear();
+    cv_.notify_all();
+  }
+  std::function<void(int64_t)> hook() {
+    return [this](int64_t id) {
+      std::unique_lock lk(m_);
+      cv_.wait(lk, [&] { return !held_.count(id); });
+    };
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::set<int64_t> held_;
+};
+
+// Releases the gate however the test ends, so the server's warmer can stop.
+struct ReleaseOnExit {
+  WarmGate& g;
+  ~ReleaseOnExit() { g.release(); }
+};
+
+SeedSpec two_model_spec() {
+  SeedSpec s;
+  s.commits = 16;
+  s.step_at = 8;
+  s.models = {"tiny", "small"};
+  s.step_models = {"tiny"};  // tiny's series regress, small's stay steady
+  return s;
+}
+
+nlohmann::json get_json(const LiveServer& s, const std::string& target) {
+  auto r = s.client()->Get(target);
+  EXPECT_TRUE(r && r->status == 200) << target;
+  return r ? nlohmann::json::parse(r->body) : nlohmann::json();
+}
+
+// series id -> shown_status of every series the overview shows with a badge.
+std::map<int64_t, std::string> shown(const nlohmann::json& overview) {
+  std::map<int64_t, std::string> out;
+  for (const auto& g : overview["groups"])
+    for (const auto& s : g["series"]) out[s["id"]] = s["shown_status"];
+  return out;
+}
+
+// What a server that computed everything before answering shows: the reference.
+std::map<int64_t, std::string> fully_computed(const std::string& db) {
+  web::ServeOptions opt;
+  opt.db_path = db;
+  LiveServer s(opt);
+  EXPECT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
+  return shown(get_json(s, "/api/v1/overview"));
+}
+
+std::set<int64_t> computing_ids(const nlohmann::json& overview) {
+  std::set<int64_t> out;
+  for (const auto& s : overview["computing"]) out.insert(s["id"].get<int64_t>());
+  return out;
+}
+
+TEST(Warm, OverviewListsSeriesStillComputingAndNeverKeepsThatAnswer) {
+  TempDir dir;
+  const std::string db = dir.file("warm.db");
+  {
+    Store s(db);
+    s.import_runs(make_runs(two_model_spec()));
+  }
+  const auto reference = fully_computed(db);
+  ASSERT_EQ(reference.size(), 4u);
+  std::set<std::string> statuses;
+  for (const auto& [id, st] : reference) statuses.insert(st);
+  ASSERT_EQ(statuses, (std::set<std::string>{"regressed", "steady"}));
+
+  // A fresh database holds no kept views: every series is computed at start.
+  const std::string fresh = dir.file("fresh.db");
+  {
+    Store s(fresh);
+    s.import_runs(make_runs(two_model_spec()));
+  }
+  WarmGate gate;
+  ReleaseOnExit release{gate};
+  const int64_t held = reference.begin()->first;
+  gate.hold({held});
+  web::ServeOptions opt;
+  opt.db_path = fresh;
+  opt.page_wait = std::chrono::milliseconds(100);
+  opt.before_warm_view = gate.hook();
+  LiveServer s(opt);
+
+  for (int ask = 0; ask < 2; ++ask) {  // the second answer must not be a kept first one
+    // Not kept: a kept body carries an ETag (send_cached), which a client would revalidate
+    // against -- and get the partial answer confirmed as current.
+    auto raw = s.client()->Get("/api/v1/overview");
+    ASSERT_TRUE(raw && raw->status == 200);
+    EXPECT_FALSE(raw->has_header("ETag"));
+    const auto partial = nlohmann::json::parse(raw->body);
+    EXPECT_EQ(partial["complete"], false);
+    EXPECT_TRUE(partial["open_regressions"].is_null());
+    const auto computing = computing_ids(partial);
+    EXPECT_TRUE(computing.count(held));
+    for (const auto& [id, status] : shown(partial)) {
+      EXPECT_FALSE(computing.count(id)) << "series " << id << " both shown and computing";
+      EXPECT_EQ(status, reference.at(id)) << "series " << id << " shown before it was final";
+    }
+    EXPECT_EQ(shown(partial).size() + computing.size(), reference.size());
+  }
+  auto page = s.client()->Get("/");
+  ASSERT_TRUE(page && page->status == 200);
+  EXPECT_NE(page->body.find("id=\"computing\""), std::string::npos);
+  EXPECT_NE(page->body.find("http-equiv=\"refresh\""), std::string::npos);
+  EXPECT_FALSE(page->has_header("ETag"));
+  EXPECT_NE(page->body.find("href=\"/series/" + std::to_string(held) + "\""), std::string::npos);
+  EXPECT_NE(page->body.find("counted once every series is computed"), std::string::npos);
+
+  gate.release();
+  ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
+  const auto done = get_json(s, "/api/v1/overview");
+  EXPECT_EQ(shown(done), reference);
+  EXPECT_TRUE(done["computing"].empty());
+  EXPECT_FALSE(done["open_regressions"].is_null());
+  page = s.client()->Get("/");
+  ASSERT_TRUE(page && page->status == 200);
+  EXPECT_TRUE(page->has_header("ETag"));  // the complete answer is kept
+  EXPECT_EQ(page->body.find("id=\"computing\""), std::string::npos);
+  EXPECT_EQ(page->body.find("http-equiv=\"refresh\""), std::string::npos);
+}
+
+TEST(Warm, AfterNewDataASeriesIsComputingNotShownWithItsOldStatus) {
+  TempDir dir;
+  const std::string db = dir.file("grow.db");
+  SeedSpec spec = two_model_spec();
+  spec.step_models = {"tiny"};
+  spec.step_at = -1;  // nothing regressed yet
+  {
+    Store s(db);
+    s.import_runs(make_runs(spec));
+  }
+  WarmGate gate;
+  ReleaseOnExit release{gate};
+  web::ServeOptions opt;
+  opt.db_path = db;
+  opt.page_wait = std::chrono::milliseconds(100);
+  opt.before_warm_view = gate.hook();
+  LiveServer s(opt);
+  ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
+  const auto before = shown(get_json(s, "/api/v1/overview"));
+  for (const auto& [id, status] : before) EXPECT_EQ(status, "steady") << id;
+
+  // Four slower commits of tiny only: its series now regress; small's are unchanged.
+  std::set<int64_t> all;
+  for (const auto& [id, st] : before) all.insert(id);
+  gate.hold(all);
+  {
+    Store st(db);
+    SeedSpec more = spec;
+    more.models = {"tiny"};
+    more.commits = 4;
+    more.first_commit = spec.commits;
+    more.step_at = 0;
+    st.import_runs(make_runs(more));
+  }
+  const auto partial = get_json(s, "/api/v1/overview");
+  EXPECT_EQ(partial["complete"], false);
+  const auto computing = computing_ids(partial);
+  const auto reference_after = fully_computed(db);
+  for (const auto& [id, status] : reference_after)
+    if (status != before.at(id)) EXPECT_TRUE(computing.count(id)) << "series " << id;
+  for (const auto& [id, status] : shown(partial)) EXPECT_EQ(status, reference_after.at(id)) << id;
+
+  gate.release();
+  ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
+  EXPECT_EQ(shown(get_json(s, "/api/v1/overview")), reference_after);
+}
+
+}  // namespace
+}  // namespace pg::webtest
