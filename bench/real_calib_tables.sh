@@ -2,7 +2,8 @@
 # Judges the kept real CPU gate databases of a calibration (bench/real_gates_collect.sh) and writes
 # the per-gate tables of docs/CALIBRATION_REAL.md: every finished A/A database in the shipped
 # protocol (its first 3 rounds), and, where 5 rounds were kept, the sequential protocol of the
-# action (rounds 3, max-rounds 5); every A/B level likewise.
+# action (rounds 3, max-rounds 5); every A/B level likewise (the sequential replay only where its
+# databases kept 5 rounds).
 #   bench/real_calib_tables.sh OUT_DIR AA_DIR... -- AB_DIR...
 # An A/B directory's name ends in its level (ab-100: PERFGATE_CALIBRATION_EXTRA_MATMULS=100).
 set -euo pipefail
@@ -28,7 +29,9 @@ for dir in "${ab_dirs[@]}"; do
   [ ${#ab[@]} -gt 0 ] || continue
   level=${dir##*-}
   "${eval_py[@]}" --rounds 3 "${ab[@]}" >"$out/ab_${level}_shipped.md"
-  "${eval_py[@]}" --rounds 3 --sequential 5 "${ab[@]}" >"$out/ab_${level}_sequential.md"
+  if [ "$(rounds_of "${ab[0]}")" -ge 5 ]; then
+    "${eval_py[@]}" --rounds 3 --sequential 5 "${ab[@]}" >"$out/ab_${level}_sequential.md"
+  fi
   python3 "$root/bench/real_gates_eval.py" variance "${ab[@]}" >"$out/ab_${level}_variance.md"
 done
-for f in "$out"/*_shipped.md "$out"/*_sequential.md; do echo "$(basename "$f" .md): $(tail -n 1 "$f")"; done
+for f in "$out"/*_shipped.md "$out"/*_sequential.md; do [ -e "$f" ] || continue; echo "$(basename "$f" .md): $(tail -n 1 "$f")"; done
