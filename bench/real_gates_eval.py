@@ -2,12 +2,14 @@
 """Judges kept gate databases (bench/real_gates_collect.sh, bench/gpu_gate_calib.sh) with
 `perfgate compare`, and measures their variance components independently of perfgate.
 
-  real_gates_eval.py gates --perfgate BIN [--rounds K] [--sequential M] DB... [-- COMPARE_ARGS...]
+  real_gates_eval.py gates --perfgate BIN [--rounds K] [--sequential M] [--jobs J] DB...
+                     [-- COMPARE_ARGS...]
       One line per database, then a summary per kind (aa-*/ab-*): exit codes, false alarms or
       detections, worst ratio, the gate's minimum detectable effect and its cost. --rounds K
       judges only the first K rounds (2K runs) of each database, on a copy. --sequential M
       replays ci/scripts/pr_more_rounds.sh on databases of M or more rounds: look 1 on the first
       K rounds, one more round per look while the gate says "continue", at most M - K + 1 looks.
+      --jobs J judges J databases at a time.
   real_gates_eval.py context LOG
       From bench/real_calib_interleave.sh's context.log: per kind and level, the gates, the
       time span, the 1-minute load average after each gate (min/median/max) and the processes
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 
 
 def commits(db):
@@ -90,7 +93,7 @@ def gate_wall(db):
 
 
 def gates(argv):
-    pg, rounds, seq, dbs, extra = None, None, None, [], []
+    pg, rounds, seq, dbs, extra, jobs = None, None, None, [], [], 1
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -100,6 +103,8 @@ def gates(argv):
             rounds, i = int(argv[i + 1]), i + 2
         elif a == "--sequential":
             seq, i = int(argv[i + 1]), i + 2
+        elif a == "--jobs":
+            jobs, i = int(argv[i + 1]), i + 2
         elif a == "--":
             extra, i = argv[i + 1:], len(argv)
         else:
@@ -112,15 +117,21 @@ def gates(argv):
     print("| gate | exit | verdict | worst ratio | min p adj | MDE one cell | MDE all cells | "
           "min effect | measured s | run s | rounds |")
     print("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
-    for db in dbs:
+    def judge_gate(db):  # the gate's last look: (exit code, JSON report, rounds per side used)
+        own = tempfile.mkdtemp(dir=tmp)  # copies of databases of one name from several dirs
         looks = seq - rounds + 1 if seq else 1
         for look in range(1, looks + 1):
             used = rounds + look - 1 if rounds else commits(db)[2] // 2
-            path = first_rounds(db, used, tmp) if rounds else db
+            path = first_rounds(db, used, own) if rounds else db
             flags = ["--look", str(look), "--max-looks", str(looks)] if seq else []
             rc, j = judge(pg, path, extra + flags)
             if j.get("sequential", {}).get("next") != "continue":
                 break
+        return rc, j, used
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        judged = list(pool.map(judge_gate, dbs))
+    for db, (rc, j, used) in zip(dbs, judged):
         ratios = [c["ratio"] for c in j["cells"] if c["ratio"] is not None]
         ps = [c["p_adjusted"] for c in j["cells"] if c["p_adjusted"] is not None]
         kind = os.path.basename(db).split("-")[0]
