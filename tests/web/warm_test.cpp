@@ -56,12 +56,6 @@ SeedSpec two_model_spec() {
   return s;
 }
 
-nlohmann::json get_json(const LiveServer& s, const std::string& target) {
-  auto r = s.client()->Get(target);
-  EXPECT_TRUE(r && r->status == 200) << target;
-  return r ? nlohmann::json::parse(r->body) : nlohmann::json();
-}
-
 // series id -> shown_status of every series the overview shows with a badge.
 std::map<int64_t, std::string> shown(const nlohmann::json& overview) {
   std::map<int64_t, std::string> out;
