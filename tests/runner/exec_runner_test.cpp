@@ -226,19 +226,26 @@ TEST(ExecSweep, ACrashingCellIsStoredAsErrorAndTheSweepGoesOn) {
   EXPECT_EQ(run->env.at("host"), "test");
 }
 
-// The run's wall time is what a gate reports it cost: it must include the first cell, during which
-// an --exec engine starts (and a model loads), even though the run row is written after that cell.
-TEST(ExecSweep, TheRunsWallTimeIncludesItsFirstCell) {
-  TempDir dir;
-  pgtest::write_file(dir / "bench.sh", "sleep 2\n" + good_output());
+// One --exec sweep of one cell whose benchmark is `script`, stored in dir/runs.db; `began` as
+// run_sweep's started_at.
+std::optional<Run> exec_run(const TempDir& dir, const std::string& script,
+                            const std::string& began = {}) {
+  pgtest::write_file(dir / "bench.sh", script);
   const SweepConfig cfg = exec_sweep({2});
   Store store(dir.file("runs.db"));
   ExecCellRunner runner({cfg.exec, dir.str(), 20, ""});
   Reporter quiet;
   GitInfo git;
   git.state = "not-a-repository";
-  const auto out = run_sweep(cfg, expand(cfg), store, runner, git, {}, quiet, nullptr);
-  const auto run = store.load_run(out.run_id);
+  const auto out = run_sweep(cfg, expand(cfg), store, runner, git, {}, quiet, nullptr, began);
+  return store.load_run(out.run_id);
+}
+
+// The run's wall time is what a gate reports it cost: it must include the first cell, during which
+// an --exec engine starts (and a model loads), even though the run row is written after that cell.
+TEST(ExecSweep, TheRunsWallTimeIncludesItsFirstCell) {
+  TempDir dir;
+  const auto run = exec_run(dir, "sleep 2\n" + good_output());
   ASSERT_TRUE(run);
   ASSERT_EQ(run->cells.size(), 1u);
   auto epoch = [](const std::string& iso) {
@@ -259,16 +266,8 @@ TEST(ExecSweep, TheRunsWallTimeIncludesItsFirstCell) {
 // wall time when the caller says when it began.
 TEST(ExecSweep, TheRunStartsWhenTheCallerSays) {
   TempDir dir;
-  pgtest::write_file(dir / "bench.sh", good_output());
-  const SweepConfig cfg = exec_sweep({2});
-  Store store(dir.file("runs.db"));
-  ExecCellRunner runner({cfg.exec, dir.str(), 20, ""});
-  Reporter quiet;
-  GitInfo git;
-  git.state = "not-a-repository";
   const std::string began = "2026-01-02T03:04:05Z";
-  const auto out = run_sweep(cfg, expand(cfg), store, runner, git, {}, quiet, nullptr, began);
-  const auto run = store.load_run(out.run_id);
+  const auto run = exec_run(dir, good_output(), began);
   ASSERT_TRUE(run);
   EXPECT_EQ(run->started_at, began);
 }
