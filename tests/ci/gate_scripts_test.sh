@@ -28,6 +28,8 @@
 # 17% with no code change (docs/CALIBRATION_REAL.md); the gate must sit above the machine's drift.
 # Rounds 4, max-rounds 6: under heavy load, 4 runs a side can be too few for the two-level test
 # to decide; the gate then measures up to 2 more rounds (pr_more_rounds.sh), as the action does.
+# The scenarios with a genuine slowdown check power, so they run at alpha 0.05 (GATE_ALPHA), as
+# ci.real_gate_aa_ab's A/B does: at 0.01 over 3 looks a real +55% (p_adj 0.008, MDE +102%) passed.
 # Usage: gate_scripts_test.sh /path/to/perfgate
 # shellcheck disable=SC2030,SC2031  # each job's GITHUB_* live in its own subshell on purpose
 set -euo pipefail
@@ -157,7 +159,7 @@ run_pr() {
     PERFGATE_SWEEP=perf/sweep.toml PERFGATE_CHECKOUT="$proj" PERFGATE_DB="$store" \
       PERFGATE_WORK="$job/work" PERFGATE_RUN_AS="$run_as" PERFGATE_PASS_ENV=PERFGATE_REAL \
       PERFGATE_PREPARE=./prepare.sh PERFGATE_BUILD_COMMAND=./build.sh \
-      PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA=0.01 PERFGATE_MIN_EFFECT=0.25 \
+      PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA="${GATE_ALPHA:-0.01}" PERFGATE_MIN_EFFECT=0.25 \
       PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=4 PERFGATE_MAX_ROUNDS=6 PERFGATE_MAIN_ROUNDS=1 \
       PERFGATE_FAIL_ON_INCONCLUSIVE=true PERFGATE_REUSE_BASE=false \
       PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='' \
@@ -195,7 +197,7 @@ check "pr-noop: cleanup removed the sandbox" bash -c "source '$job/sandbox.env' 
 cp "$job/work/gate.db" "$tmp/server.db"
 [ "$rc" -eq 0 ] || cat "$job/log" "$job/summary.md"
 
-run_pr pr-slow
+GATE_ALPHA=0.05 run_pr pr-slow
 check "pr-slow: job fails with exit 1" [ "$rc" -eq 1 ]
 check "pr-slow: ::error printed" has "$job/gate.stdout" "::error title=perfgate regression"
 check "pr-slow: summary written with the regression line" has "$job/summary.md" "### ❌ perfgate: 1 regression in decode latency"
@@ -203,7 +205,7 @@ check "pr-slow: verdict=regression in GITHUB_OUTPUT" has "$job/output" "verdict=
 check "pr-slow: exit-code=1 in GITHUB_OUTPUT" has "$job/output" "exit-code=1"
 [ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md"
 
-run_pr pr-cheat
+GATE_ALPHA=0.05 run_pr pr-cheat
 check "pr-cheat: trusted scripts still fail the gate (exit 1)" [ "$rc" -eq 1 ]
 check "pr-cheat: verdict=regression" has "$job/output" "verdict=regression"
 check "pr-cheat: measured with the merge-base's sweep, said so" has "$job/log" "measures with the merge-base's version"
