@@ -78,9 +78,11 @@ def main():
                           batch=args.batch, context=args.context, dtype=args.dtype,
                           device=args.device,
                           exporter_versions={"transformers": transformers.__version__},
+                          decode_program=args.decode_program,
                           export=lambda tokens, positions, T: exportable.export(
                               input_ids=tokens, cache_position=positions,
-                              dynamic_shapes={"input_ids": {1: T}, "cache_position": {0: T}}))
+                              dynamic_shapes=None if T is None else
+                              {"input_ids": {1: T}, "cache_position": {0: T}}))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ def main():
     model = model.to(device=args.device, dtype=pe.DTYPES[args.dtype])
     out, name = pe.resolved_out(args)
     pe.export_and_package(model, out=out, name=name, batch=args.batch, context=args.context,
-                          dtype=args.dtype, device=args.device, exporter_versions={})
+                          dtype=args.dtype, device=args.device, exporter_versions={},
+                          decode_program=args.decode_program)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,11 @@ T = P at positions 0..P-1, each decode step T = 1. T is a dynamic dimension (1..
 one package serves every prompt length; the batch is fixed at export (the cache's), so there is
 one package per batch size (name them with `{batch}`: `aoti:out/model-b{batch}.pt2`).
 
+The package holds that program as "model" and, unless --no-decode-program, a second program
+"decode": the same forward exported at a static T = 1, the shape torch.compile specialises a
+decode step on. It is compiled without weights of its own; perfgate hands it the "model"
+program's weights and KV cache (docs/OWN_MODEL_AOTI.md, "The decode program").
+
 The sidecar, PATH.json beside PATH.pt2, carries what perfgate cannot read from a compiled
 program: the display name (the series key), dtype, device, batch, context, vocab, parameter
 bytes, FLOPs and KV-cache bytes per token, a hash of the weights, and the exporter's versions.
@@ -53,11 +58,23 @@ def changed_buffer_bytes(module, call):
     return changed, result
 
 
+DECODE_PROGRAM = "decode"
+
+
+def compile_program(exported, configs):
+    """AOTInductor's files for one ExportedProgram, to be packaged beside others
+    (what torch._inductor.aoti_compile_and_package does for a single one)."""
+    args, kwargs = exported.example_inputs
+    return torch._inductor.aot_compile(exported.module(check_guards=False), args, kwargs,
+                                       options={**configs, "aot_inductor.package": True})
+
+
 def export_and_package(module, *, out, name, batch, context, dtype, device, exporter_versions,
-                       extra_facts=None, inductor_configs=None, export=None):
+                       extra_facts=None, inductor_configs=None, export=None, decode_program=True):
     """Exports `module` (already on `device` in `dtype`), compiles the package, writes the
     sidecar. Returns the sidecar's dict. `export(tokens, positions, T)`, when given, makes the
-    ExportedProgram instead of torch.export.export (its inputs must flatten to the same two)."""
+    ExportedProgram instead of torch.export.export (its inputs must flatten to the same two; T is
+    None for the static decode program)."""
     if not out.endswith(".pt2"):
         raise SystemExit(f"--out {out}: the package's name must end in .pt2")
     module.eval()
@@ -72,15 +89,23 @@ def export_and_package(module, *, out, name, batch, context, dtype, device, expo
             raise SystemExit(f"forward(tokens, positions) returned shape {tuple(logits.shape)}, "
                              f"expected [{batch}, 2, vocab]")
         vocab = int(logits.shape[-1])
-        if export is not None:
-            exported = export(tokens, positions, T)
-        else:
-            exported = torch.export.export(module, (tokens, positions),
-                                           dynamic_shapes=({1: T}, {0: T}), strict=False)
+        if export is None:
+            def export(tokens, positions, T):
+                shapes = ({1: T}, {0: T}) if T is not None else None
+                return torch.export.export(module, (tokens, positions), dynamic_shapes=shapes,
+                                           strict=False)
+        programs = {"model": export(tokens, positions, T)}
+        if decode_program:
+            programs[DECODE_PROGRAM] = export(tokens[:, :1], positions[:1], None)
     t_export = time.time() - t0
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    torch._inductor.aoti_compile_and_package(exported, package_path=out,
-                                             inductor_configs=inductor_configs or {})
+    configs = dict(inductor_configs or {})
+    # The decode program carries no weights: it runs on the "model" program's (and its cache).
+    no_weights = {"aot_inductor.package_constants_in_so": False}
+    compiled = {key: compile_program(ep, {**configs, **(no_weights if key == DECODE_PROGRAM else {})})
+                for key, ep in programs.items()}
+    from torch._inductor.package import package_aoti
+    package_aoti(out, compiled)
     t_compile = time.time() - t0 - t_export
     facts = {
         "name": name,
@@ -93,6 +118,7 @@ def export_and_package(module, *, out, name, batch, context, dtype, device, expo
         "flops_per_token": linear_flops_per_token(module),
         "kv_bytes_per_token": kv_bytes / (batch * context) if kv_bytes else None,
         "weights_sha256": weights_sha256(module),
+        "decode_program": DECODE_PROGRAM if decode_program else None,
         "exporter": {"torch": torch.__version__, "python": platform.python_version(),
                      **exporter_versions},
         "export_seconds": round(t_export, 1),
@@ -117,6 +143,9 @@ def common_arguments(parser):
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="fp32")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--seed", type=int, default=0, help="seed of random weights")
+    parser.add_argument("--no-decode-program", dest="decode_program", action="store_false",
+                        help="package only the program over a symbolic T (no static T = 1 "
+                        "decode program; about half the compile time)")
 
 
 def resolved_out(args):

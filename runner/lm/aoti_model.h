@@ -1,7 +1,9 @@
 // An AOTInductor package (`aoti:PATH.pt2`) as a cell's model: loaded with LibTorch's
 // AOTIModelPackageLoader, driven through the contract of docs/OWN_MODEL.md: one program
 // forward(tokens int64[B, T], positions int64[T]) -> (logits [B, T, V], ...), whose KV cache is a
-// buffer it updates in place. Prefill is T = P at positions 0..P-1; each decode step is T = 1.
+// buffer it updates in place. Prefill is T = P at positions 0..P-1; each decode step is T = 1,
+// through the package's static T = 1 decode program when its sidecar names one (that program
+// runs on the first program's weights and cache, handed to it at load).
 #pragma once
 #include <ATen/ATen.h>
 
@@ -26,6 +28,12 @@ class CudaGraph;
 // the one it was exported for, according to its sidecar.
 void check_aoti_cell(const CellKey& key, const ArtifactFile& file);
 
+// Why the decode program's logits for a step cannot stand in for the model program's logits
+// of the same step (shape, or a difference beyond what two compilations of the same math in
+// that dtype make), or nullopt. Waits for the device.
+std::optional<std::string> decode_program_disagreement(const at::Tensor& via_model,
+                                                       const at::Tensor& via_decode_program);
+
 class AotiModel {
  public:
   AotiModel(const ArtifactFile& file, const at::Device& device);
@@ -49,11 +57,16 @@ class AotiModel {
 
  private:
   at::Tensor forward(const at::Tensor& tokens, const at::Tensor& positions);
+  at::Tensor decode_forward(const at::Tensor& tokens, const at::Tensor& positions);
   void decode_step();
+  void load_decode_program(c10::DeviceIndex index);
+  std::optional<std::string> check_decode_program();
 
   ArtifactFile file_;
   at::Device device_;
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
+  std::unique_ptr<torch::inductor::AOTIModelPackageLoader> decode_loader_;  // or null
+  std::optional<std::string> decode_disagreement_;  // from prepare: makes the cell invalid
   CellKey key_;
   at::Tensor prompt_, prompt_positions_, token_, position_;
   at::Tensor prefill_logits_, step_logits_;

@@ -88,6 +88,9 @@ ModelFacts read_model_facts(const std::string& file) {
   f.flops_per_token = positive_field<double>(j, "flops_per_token", file);
   f.kv_bytes_per_token = positive_field<double>(j, "kv_bytes_per_token", file);
   f.weights_sha256 = optional_field<std::string>(j, "weights_sha256", file);
+  f.decode_program = optional_field<std::string>(j, "decode_program", file);
+  if (f.decode_program && f.decode_program->empty())
+    throw UsageError("model sidecar '" + file + "': field 'decode_program' is empty");
   if (auto e = j.find("exporter"); e != j.end() && e->is_object())
     for (const auto& [k, v] : e->items())
       if (v.is_string()) f.exporter[k] = v.get<std::string>();
@@ -215,6 +218,8 @@ std::map<std::string, std::string> artifact_environment() {
       if (!a.aoti) append("weights_sha256", label + "=" + f.sha256);
       if (f.facts.weights_sha256)
         append("aoti_weights_sha256", label + "=" + *f.facts.weights_sha256);
+      if (f.facts.decode_program)
+        append("aoti_decode_program", label + "=" + *f.facts.decode_program);
       for (const auto& [tool, version] : f.facts.exporter) exporter[tool].insert(version);
     }
   }

@@ -35,6 +35,7 @@ struct ModelFacts {
   std::optional<double> flops_per_token;     // forward FLOPs per token, attention excluded
   std::optional<double> kv_bytes_per_token;  // K and V of one position, all layers
   std::optional<std::string> weights_sha256;    // of the parameters, as the exporter hashed them
+  std::optional<std::string> decode_program;    // a second program in the package, for T = 1
   std::map<std::string, std::string> exporter;  // e.g. torch, transformers versions
 };
 
@@ -72,7 +73,7 @@ std::string artifact_path(const std::string& key, int batch);
 
 // Fingerprint entries of every registered artifact: artifact_sha256 (every file), weights_sha256
 // (file: weights; a comparability field), aoti_weights_sha256 (the sidecar's, recorded only),
-// exporter_* versions. Empty without artifacts.
+// aoti_decode_program (recorded only), exporter_* versions. Empty without artifacts.
 std::map<std::string, std::string> artifact_environment();
 
 // Hex SHA-256 of a file's bytes. Throws UsageError if it cannot be read.

@@ -69,6 +69,22 @@ TEST_F(AotiE2E, MeasuredLikeABuiltInModelAndFingerprinted) {
   EXPECT_EQ(run["env"]["aoti_weights_sha256"],
             "aoti:tiny b1=" + sidecar()["weights_sha256"].get<std::string>());
   EXPECT_EQ(run["env"]["exporter_torch"], sidecar()["exporter"]["torch"]);
+  // Decode steps ran through the package's T = 1 program, and the cells are ok: its logits
+  // matched the model program's on the same step, so it ran on the prefill's cache.
+  EXPECT_EQ(sidecar()["decode_program"], "decode");
+  EXPECT_EQ(run["env"]["aoti_decode_program"], "aoti:tiny b1=decode");
+}
+
+TEST_F(AotiE2E, ADecodeProgramThePackageLacksIsAnErrorCellNamingIt) {
+  json facts = sidecar();
+  facts["decode_program"] = "nope";
+  pgtest::write_file(repo_.path() / "out" / "tiny-b1.json", facts.dump());
+  auto r = perfgate_run("aoti:out/tiny-b1.pt2", {"--batch-sizes", "1"}, "8");
+  const json cell = last_run()["cells"][0];
+  EXPECT_EQ(cell["status"], "error") << cell.dump();
+  EXPECT_NE(cell.value("reason", "").find("its decode program 'nope' cannot be loaded"),
+            std::string::npos)
+      << cell.dump();
 }
 
 TEST_F(AotiE2E, WithoutSidecarTheCostMetricsAreAbsentNotGuessed) {
@@ -106,7 +122,8 @@ TEST_F(AotiE2E, HuggingFaceExportRunsThroughTheSameHarness) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json cell = last_run()["cells"][0];
   EXPECT_EQ(cell["key"]["model"], "aoti:llama-tiny");
-  ASSERT_EQ(cell["status"], "ok") << cell.dump();
+  ASSERT_EQ(cell["status"], "ok") << cell.dump();  // its decode program agreed with the model's
+  EXPECT_EQ(last_run()["env"]["aoti_decode_program"], "aoti:llama-tiny b1=decode");
   EXPECT_GT(cell["metrics"]["kv_bytes"].get<double>(), 0);
 }
 
