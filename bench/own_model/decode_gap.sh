@@ -43,6 +43,7 @@ for c in a b off; do
 done
 wait "${JOBS[@]}"
 log "exports and build done"; tail -n 1 "$W/cmake.log"
+tail -n 60 "$W/cmake.log" > "$R/cmake.log.tail"
 grep -h "exported in" "$R"/export_*.log | tee -a "$R/log.txt"
 cp "$W/decode/out/llama-b1.json" "$R/sidecar_decode.json"
 log "phase 2: one process at a time on the GPU"

@@ -15,6 +15,8 @@
 #   bash bench/own_model/h200_gate.sh OUTDIR        (from the project root; bench/device_env.sh
 #                                                    says what the tree must carry)
 # Knobs (environment): ROUNDS (3), DEADLINE (565), EXEC_PROBE (1; 0 skips the --exec timings),
+# SINGLE (0; 1 also exports the base with --no-decode-program and times both packages, with
+# CUDA graphs, in alternating processes before the gate),
 # EXEC_GATE (0; 1 also gates through --exec), and for a dry run on a CPU: PG_DEVICE=cpu,
 # PG_DTYPE=fp32, MODEL_CONFIG=<a tiny config>, PERFGATE_BIN=<a built perfgate> (no build).
 set -u
@@ -22,6 +24,7 @@ OUT=${1:?usage: h200_gate.sh OUTDIR}
 T0=$(date +%s)
 ROOT=$PWD W=/tmp/owngate
 ROUNDS=${ROUNDS:-3} DEADLINE=${DEADLINE:-565} EXEC_GATE=${EXEC_GATE:-0} EXEC_PROBE=${EXEC_PROBE:-1}
+SINGLE=${SINGLE:-0}
 DEVICE=${PG_DEVICE:-cuda} DTYPE=${PG_DTYPE:-bf16}
 CONFIG=$(realpath "${MODEL_CONFIG:-bench/own_model/llama_1b.json}")
 CTX_BASE=1024 CTX_HEAD=8192 P=128 G=32 REPS=20
@@ -52,14 +55,17 @@ if [ -z "$PG" ]; then
 fi
 # The image's $CXX (/opt/gcc) links libstdc++ statically into an AOTInductor package, whose
 # std::regex then crashes on the process's libstdc++ (docs/OWN_MODEL_AOTI.md): the system g++.
-export_pkg() {  # $1 = dir, $2 = context
+export_pkg() {  # $1 = dir, $2 = context, $3... = more export_hf.py arguments
+  local dir=$1 ctx=$2; shift 2
   CXX=/usr/bin/g++ CC=/usr/bin/gcc python3 python/export_hf.py --config "$CONFIG" \
-    --name llama-1.1b --out "$1/llama-b{batch}.pt2" --batch 1 --context "$2" --dtype "$DTYPE" \
-    --device "$DEVICE" > "$1.log" 2>&1
+    --name llama-1.1b --out "$dir/llama-b{batch}.pt2" --batch 1 --context "$ctx" --dtype "$DTYPE" \
+    --device "$DEVICE" "$@" > "$dir.log" 2>&1
   echo "export rc=$?" >> "$1.log"
 }
 export_pkg "$W/pkg_base" "$CTX_BASE" & E1=$!
 export_pkg "$W/pkg_head" "$CTX_HEAD" & E2=$!
+E3=
+[ "$SINGLE" = 1 ] && { export_pkg "$W/pkg_single" "$CTX_BASE" --no-decode-program & E3=$!; }
 BASELINE_DEVICE=$DEVICE BASELINE_DTYPE=$DTYPE python3 bench/own_model/compile_baseline.py \
   "$CONFIG" "$P" "$G" "$REPS" "$W/phase1.done" > "$OUT/baseline.json" 2> "$W/baseline.err" &
 BASE=$!
@@ -78,7 +84,7 @@ echo "$C1 base, $C2 A/A head, $C3 slow head" > "$OUT/commits.txt"
     PERFGATE_GEN_TOKENS=$G PERFGATE_WARMUP=1 PERFGATE_REPS=1 PERFGATE_CUDA_GRAPHS=on \
     OWN_MODEL_CONFIG=model.json python3 "$ROOT/bench/own_model_gpu_exec.py" > /dev/null 2> "$W/warm.err" ) &
 WARM=$!
-wait "$E1" "$E2"; log "exports done"
+wait "$E1" "$E2" $E3; log "exports done"
 [ -n "$BUILD" ] && wait "$BUILD"; log "build done"
 wait "$WARM"; log "exec warm-up done: $(tail -n 1 "$W/warm.err")"
 touch "$W/phase1.done"
@@ -118,6 +124,18 @@ then
   GRAPHS=on
 fi
 tee -a "$OUT/log.txt" < "$W/probe_cells.txt"
+if [ "$SINGLE" = 1 ] && [ -f "$W/pkg_single/llama-b1.pt2" ]; then
+  log "phase 2b: the base package with and without its decode program, alternating processes"
+  git -C "$R" worktree add -q --detach "$W/wt-single" "$C1"; mkdir -p "$W/wt-single/out"
+  ln "$W"/pkg_single/llama-b1.* "$W/wt-single/out/"
+  for r in 1 2; do
+    for v in "$C1" single; do
+      "$PG" run "${AOTI[@]}" "${COMMON[@]}" --reps "$REPS" --cuda-graphs "$GRAPHS" \
+        --db "$W/single.db" --repo "$W/wt-$v" > "$W/run.log" 2>&1
+      log "decode program of ${v:0:8} (single = none), round $r: rc=$? $(grep -m1 'aoti:' "$W/run.log")"
+    done
+  done
+fi
 log "gating with --cuda-graphs $GRAPHS"
 
 gate_runs() {  # $1 = name (db), $2 = seconds one run needs at least, $3... = perfgate run arguments
@@ -159,7 +177,7 @@ if [ "$EXEC_GATE" = 1 ]; then
   gate_runs exec 50 "${EXEC[@]}" "${COMMON[@]}" --reps "$REPS" --cuda-graphs on
   judge exec
 fi
-cp "$W"/aoti.db "$W"/exec.db "$W"/probe.db "$W"/execprobe.db "$OUT/" 2> /dev/null
-for f in cmake.log pkg_base.log pkg_head.log baseline.err warm.err; do tail -n 40 "$W/$f" > "$OUT/$f.tail" 2> /dev/null; done
+cp "$W"/aoti.db "$W"/exec.db "$W"/probe.db "$W"/execprobe.db "$W"/single.db "$OUT/" 2> /dev/null
+for f in cmake.log pkg_base.log pkg_head.log pkg_single.log baseline.err warm.err; do tail -n 40 "$W/$f" > "$OUT/$f.tail" 2> /dev/null; done
 [ -n "${CLOCKS:-}" ] && kill "$CLOCKS"
 log "done"
