@@ -60,7 +60,7 @@ export_pkg() {  # $1 = dir, $2 = context, $3... = more export_hf.py arguments
   CXX=/usr/bin/g++ CC=/usr/bin/gcc python3 python/export_hf.py --config "$CONFIG" \
     --name llama-1.1b --out "$dir/llama-b{batch}.pt2" --batch 1 --context "$ctx" --dtype "$DTYPE" \
     --device "$DEVICE" "$@" > "$dir.log" 2>&1
-  echo "export rc=$?" >> "$1.log"
+  echo "export rc=$?" >> "$dir.log"
 }
 export_pkg "$W/pkg_base" "$CTX_BASE" & E1=$!
 export_pkg "$W/pkg_head" "$CTX_HEAD" & E2=$!
