@@ -4,6 +4,10 @@ gates with perfgate. Plain PyTorch, no other dependency.
 The cache is a pair of registered buffers per layer, sized for the longest sequence up front and
 written in place, so prefill is forward(tokens[B, P], pos=0) and each decode step is
 forward(tokens[B, 1], pos=P + i).
+
+`pos` may also be a tensor of the new tokens' positions: then the cache is written at those
+positions and read whole under a mask, with shapes that do not depend on the position, which is
+what export.py compiles ahead of time (perfgate's AOTInductor contract, docs/OWN_MODEL_AOTI.md).
 """
 
 import torch
@@ -32,6 +36,12 @@ class Attention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.qkv(x).split(C, dim=2)
         q, k, v = (t.view(B, T, self.n_head, self.head_dim).transpose(1, 2) for t in (q, k, v))
+        if torch.is_tensor(pos):  # positions [T]: the exported program's static shapes
+            self.k_cache.index_copy_(2, pos, k)
+            self.v_cache.index_copy_(2, pos, v)
+            mask = torch.arange(self.k_cache.shape[2], device=x.device)[None, :] <= pos[:, None]
+            y = F.scaled_dot_product_attention(q, self.k_cache, self.v_cache, attn_mask=mask)
+            return self.out(y.transpose(1, 2).reshape(B, T, C))
         self.k_cache[:, :, pos:pos + T] = k
         self.v_cache[:, :, pos:pos + T] = v
         keys, values = self.k_cache[:, :, :pos + T], self.v_cache[:, :, :pos + T]
@@ -71,7 +81,8 @@ class TinyLM(nn.Module):
 
     def forward(self, tokens, pos):
         T = tokens.shape[1]
-        x = self.wte(tokens) + self.wpe(torch.arange(pos, pos + T, device=tokens.device))
+        where = pos if torch.is_tensor(pos) else torch.arange(pos, pos + T, device=tokens.device)
+        x = self.wte(tokens) + self.wpe(where)
         for b in self.blocks:
             x = b(x, pos)
         return self.lm_head(self.ln_f(x))
@@ -104,5 +115,20 @@ def cache_matches_recompute():
     return torch.allclose(got, ref, atol=1e-4)
 
 
+def positions_match_ints():
+    """The tensor-positions path (what export.py compiles) decodes what the int path decodes."""
+    torch.manual_seed(0)
+    m = TinyLM().eval()
+    seq = torch.randint(m.vocab, (2, 12))
+    with torch.no_grad():
+        m.allocate_cache(2, 12)
+        ref = torch.cat([m(seq[:, :8], 0)] + [m(seq[:, 8 + i:9 + i], 8 + i) for i in range(4)], 1)
+        m.allocate_cache(2, 12)
+        got = torch.cat([m(seq[:, :8], torch.arange(8))] +
+                        [m(seq[:, 8 + i:9 + i], torch.tensor([8 + i])) for i in range(4)], 1)
+    return torch.allclose(got, ref, atol=1e-4)
+
+
 if __name__ == "__main__":
     print("cache matches recompute:", cache_matches_recompute())
+    print("tensor positions match int positions:", positions_match_ints())

@@ -9,10 +9,15 @@
 # Each side must run its own checkout's model: the run's engine.model fingerprint says how many
 # layers the measured model had. min-effect is 0.5: this 2-core machine is shared, and a head
 # with 3x the layers measured only 1.6x to 2.3x slower under load; this one has 4x the layers.
-# Usage: own_model_example_test.sh /path/to/perfgate /path/to/python-with-torch
+# With MODE aoti, the same through the example's AOTInductor path instead: the workflow's
+# `prepare` runs export.py in each measured checkout (python/perfgate_export.py copied in) and
+# perf/sweep-aoti.toml measures out/tiny-lm-b1.pt2 with `--model aoti:`; each side must load its
+# own package: the runs' weight bytes (from each package's sidecar) tell the layer counts apart.
+# Usage: own_model_example_test.sh /path/to/perfgate /path/to/python-with-torch [exec|aoti]
 set -euo pipefail
-PERFGATE_REAL=$(realpath "${1:?usage: own_model_example_test.sh PERFGATE PYTHON}")
-PYTHON=$(realpath -s "${2:?usage: own_model_example_test.sh PERFGATE PYTHON}")
+PERFGATE_REAL=$(realpath "${1:?usage: own_model_example_test.sh PERFGATE PYTHON [MODE]}")
+PYTHON=$(realpath -s "${2:?usage: own_model_example_test.sh PERFGATE PYTHON [MODE]}")
+MODE=${3:-exec}
 export PERFGATE_REAL PYTHON
 here=$(cd "$(dirname "$0")" && pwd)
 root=${PERFGATE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
@@ -27,7 +32,13 @@ source "$here/../common/check.sh"
 proj="$tmp/project"
 mkdir -p "$proj"
 cp -r "$root/examples/own-model/." "$proj/"
-cp "$root/python/perfgate_bench.py" "$proj/"
+cp "$root/python/perfgate_bench.py" "$root/python/perfgate_export.py" "$proj/"
+sweep=perf/sweep.toml prepare=''
+if [ "$MODE" = aoti ]; then
+  # shellcheck disable=SC2016  # expanded by the prepare step's shell, where PYTHON is passed
+  sweep=perf/sweep-aoti.toml prepare='"$PYTHON" export.py'
+  echo "out/" >"$proj/.gitignore"
+fi
 git -C "$proj" init -q -b main
 git -C "$proj" config user.email ci@perfgate.test
 git -C "$proj" config user.name "perfgate ci"
@@ -45,6 +56,7 @@ git -C "$proj" commit -qam "model: four times the layers"
 git -C "$proj" checkout -q main
 
 # --- the bench script alone: one cell by hand, through perfgate run --exec ---------------------
+if [ "$MODE" = exec ]; then
 single="$tmp/single.db"
 (cd "$proj" && "$PERFGATE_REAL" run --config perf/sweep.toml --reps 3 --warmup 1 --db "$single" \
   --quiet) >"$tmp/single.log" 2>&1 && src=0 || src=$?
@@ -61,6 +73,7 @@ assert run['env']['engine'] == 'pytorch-eager' and run['env']['engine.torch'], r
 assert c['metrics']['weight_bytes'] > 0 and c['metrics']['tpot_ms'] > 0
 "
 [ "$src" -eq 0 ] || cat "$tmp/single.log"
+fi
 
 # --- one pull-request job, step by step as the composite action runs it -----------------------
 run_pr() {
@@ -72,14 +85,14 @@ run_pr() {
     cd "$proj"
     export GITHUB_OUTPUT="$job/output" GITHUB_STEP_SUMMARY="$job/summary.md" GITHUB_ENV="$job/env"
     : >"$GITHUB_OUTPUT" && : >"$GITHUB_STEP_SUMMARY" && : >"$GITHUB_ENV"
-    settings=(PERFGATE_SWEEP=perf/sweep.toml PERFGATE_DB="$tmp/store.db" PERFGATE_WORK="$job/work"
+    settings=(PERFGATE_SWEEP="$sweep" PERFGATE_DB="$tmp/store.db" PERFGATE_WORK="$job/work"
       PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA=0.01 PERFGATE_MIN_EFFECT=0.5
       PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=4 PERFGATE_MAX_ROUNDS=5 PERFGATE_MAIN_ROUNDS=1
       PERFGATE_FAIL_ON_INCONCLUSIVE=true PERFGATE_REUSE_BASE=false
       PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='')
     if [ -f "$scripts/install.sh" ]; then
       # perfgate installed once; the measured code gets only the variables named in pass-env.
-      env "${settings[@]}" PERFGATE_CHECKOUT="$proj" PERFGATE_PASS_ENV=PYTHON PERFGATE_PREPARE='' \
+      env "${settings[@]}" PERFGATE_CHECKOUT="$proj" PERFGATE_PASS_ENV=PYTHON PERFGATE_PREPARE="$prepare" \
         PERFGATE_BUILD_COMMAND='' "$scripts/action_env.sh"
       while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
       PERFGATE_BIN="$PERFGATE_REAL" "$scripts/install.sh" >/dev/null
@@ -107,14 +120,23 @@ run_pr() {
 }
 
 # The layer counts the runs of one job measured, by commit: "<sha> TinyLM N layers" lines.
+# (--exec: the benchmark's own model name; aoti: the layers that the package's weight bytes,
+# from its sidecar, amount to.)
 measured_models() {
   local db
   db=$(find "$job/work" -name gate.db | head -1)
-  "$PERFGATE_REAL" export --db "$db" --format json | "$PYTHON" -c "
+  "$PERFGATE_REAL" export --db "$db" --format json | (cd "$proj" && "$PYTHON" -c "
 import json, sys
+from model import TinyLM
+per_layers = {n: 4 * sum(p.numel() for p in TinyLM(n_layer=n, context=64).parameters()) for n in (2, 8)}
 for r in json.load(sys.stdin)['runs']:
-    print(r['git']['commit'], r['env'].get('engine.model'), [c['status'] for c in r['cells']])
-" | sort -u
+    if '$MODE' == 'aoti':
+        w = {c['metrics'].get('weight_bytes') for c in r['cells']}
+        model = ' '.join('TinyLM %d layers' % n for n, b in per_layers.items() if {b} == w) or w
+    else:
+        model = r['env'].get('engine.model')
+    print(r['git']['commit'], model, [c['status'] for c in r['cells']])
+") | sort -u
 }
 
 base_sha=$(git -C "$proj" rev-parse main)
