@@ -12,12 +12,12 @@ call (and the argmax that feeds the next) in a CUDA graph and times G - 1 replay
 with CUDA events; also without the graph. Prints JSON."""
 import json
 import os
-import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_static  # noqa: E402
+import kernel_breakdown as kb  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM  # noqa: E402
@@ -62,32 +62,14 @@ def time_package(path, P, G, reps, graphs):
         logits = loader.run([tok, pos])[0]
         tok.copy_(logits[:, -1].argmax(-1, keepdim=True))
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
+    if graphs:
+        result = kb.tpot(kb.capture(step), pos, P, G, reps)
+    else:
         for _ in range(3):
             step()
-    torch.cuda.current_stream().wait_stream(side)
-    call = step
-    if graphs:
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            step()
-        call = g.replay
-    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
-    per_step = []
-    for r in range(3 + reps):
-        ev[0].record()
-        for i in range(1, G):
-            pos.fill_(P + i - 1)
-            call()
-        ev[1].record()
-        ev[1].synchronize()
-        if r >= 3:
-            per_step.append(ev[0].elapsed_time(ev[1]) / (G - 1))
+        result = kb.tpot(step, pos, P, G, reps)
     del loader
-    return {"tpot_ms_median": statistics.median(per_step),
-            "cv": statistics.stdev(per_step) / statistics.mean(per_step), "n": len(per_step)}
+    return {**result, "n": reps}
 
 
 def main():

@@ -21,10 +21,11 @@ import torch  # noqa: E402
 P, G, REPS = 128, 32, 20
 
 
-def tpot(call, pos):
+def tpot(call, pos, P=P, G=G, reps=REPS):
+    """Median ms per decode step (and CV) over `reps` repetitions of G - 1 calls, after 3."""
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
     per_step = []
-    for r in range(3 + REPS):
+    for r in range(3 + reps):
         ev[0].record()
         for i in range(1, G):
             pos.fill_(P + i - 1)
@@ -35,6 +36,20 @@ def tpot(call, pos):
             per_step.append(ev[0].elapsed_time(ev[1]) / (G - 1))
     return {"tpot_ms_median": statistics.median(per_step),
             "cv": statistics.stdev(per_step) / statistics.mean(per_step)}
+
+
+def capture(step):
+    """`step` captured in a CUDA graph after three warm-up calls on a side stream: its replay."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        step()
+    return g.replay
 
 
 def kernels(call, pos):
@@ -86,16 +101,7 @@ def main():
 
             def step():
                 tok.copy_(loader.run([tok, pos])[0][:, -1].argmax(-1, keepdim=True))
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    step()
-            torch.cuda.current_stream().wait_stream(side)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                step()
-            call = g.replay
+            call = capture(step)
             res["eager_kernels"] = kernels(step, pos)
         res["graphs"] = tpot(call, pos)
         res["graphs_again"] = tpot(call, pos)
