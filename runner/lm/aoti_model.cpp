@@ -24,10 +24,12 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 // The single-threaded run() records and waits for nothing (docs/OWN_MODEL_AOTI.md).
 constexpr bool kRunSingleThreaded = true;
 
+// `what` names the program in an error only: built then, not on every (timed) call.
+template <typename What>
 at::Tensor first_output(torch::inductor::AOTIModelPackageLoader& loader, const at::Tensor& tokens,
-                        const at::Tensor& positions, const std::string& what) {
+                        const at::Tensor& positions, What what) {
   auto out = loader.run({tokens, positions});
-  if (out.empty()) throw RuntimeFailure(what + " returned no outputs");
+  if (out.empty()) throw RuntimeFailure(what() + " returned no outputs");
   return out[0];
 }
 
@@ -117,13 +119,13 @@ void AotiModel::load_decode_program(c10::DeviceIndex index) {
 }
 
 at::Tensor AotiModel::forward(const at::Tensor& tokens, const at::Tensor& positions) {
-  return first_output(*loader_, tokens, positions, package_label(file_));
+  return first_output(*loader_, tokens, positions, [&] { return package_label(file_); });
 }
 
 at::Tensor AotiModel::decode_forward(const at::Tensor& tokens, const at::Tensor& positions) {
   if (!decode_loader_) return forward(tokens, positions);
   return first_output(*decode_loader_, tokens, positions,
-                      package_label(file_) + "'s decode program");
+                      [&] { return package_label(file_) + "'s decode program"; });
 }
 
 void AotiModel::decode_step() {
