@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/run.h"
@@ -110,8 +111,8 @@ class Store {
   };
   // The series' row under one key (what the view is: metric, branch, settings, format).
   std::optional<CachedView> cached_view(int64_t series_id, const std::string& view_key);
-  // Replaces the rows of these series under the key, in one transaction.
-  void put_cached_views(const std::string& view_key, const std::vector<CachedView>& views);
+  // Replaces these rows (view key, row), in one transaction.
+  void put_cached_views(const std::vector<std::pair<std::string, CachedView>>& rows);
 
   // git.remote of the latest run that recorded one (runs made in a clone of a hosted repository).
   std::optional<std::string> latest_git_remote();

@@ -141,7 +141,7 @@ std::map<int64_t, std::vector<SeriesSample>> Store::series_samples_of(
     sql::Stmt s(db_,
                 "SELECT p.cell_id, p.prefill_ms, p.decode_total_ms, p.decode_steps FROM "
                 "repetitions p JOIN cells c ON c.id = p.cell_id WHERE " +
-                    in + " ORDER BY c.run_id, c.id, p.rep");
+                    in + " ORDER BY c.series_id, c.run_id, c.id, p.rep");  // the index's order
     bind_ids(s);
     while (s.step()) {
       const Where& w = cells.at(s.int64(0));

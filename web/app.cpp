@@ -152,9 +152,14 @@ std::shared_ptr<const SeriesView> App::view_for(int64_t id, Metric m, uint64_t g
       cached_kind ? cached_view(*info, current, rules) : nullptr;
   if (!view && !compute) return nullptr;
   if (!view) {
+    decltype(app::HistoryOptions::detect) detect;
+    if (cached_kind)
+      detect = [&](const std::vector<double>& medians, const ChangePointOptions& o) {
+        return kept_change_points(*info, current, branch, medians, o);
+      };
     view = std::make_shared<const SeriesView>(build_series_view(
         *info, samples ? std::move(*samples) : store().series_samples(id, /*with_samples=*/false),
-        m, rules));
+        m, rules, std::move(detect)));
     if (cached_kind) persist_view(*view, current);
   }
   slot->view = std::move(view);
