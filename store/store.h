@@ -91,7 +91,9 @@ class Store {
   // The same for several series in one pass (without raw samples): series measured by the same
   // runs share the pages that hold their cells, so serve's start-up reads those pages once
   // instead of once per series. Every id is in the answer, an unknown one with no samples.
-  std::map<int64_t, std::vector<SeriesSample>> series_samples_of(const std::vector<int64_t>& ids);
+  // `metric_names`: only these of each cell's stored metrics (empty: all of them).
+  std::map<int64_t, std::vector<SeriesSample>> series_samples_of(
+      const std::vector<int64_t>& ids, const std::vector<std::string>& metric_names = {});
   // Changes whenever a cell is added to a series (cells are append-only), so a reader can tell
   // which series changed since it last looked and recompute only those (web/ caches per series).
   struct SeriesVersion {

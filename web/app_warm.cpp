@@ -56,7 +56,8 @@ void App::warm(const std::atomic<bool>& stop, unsigned threads, uint64_t gen) {
   std::vector<std::vector<int64_t>> groups;
   for (auto& [env, ids] : by_env) groups.push_back(std::move(ids));
   parallel_for(groups.size(), threads, stop, [&](size_t g) {
-    auto samples = store().series_samples_of(groups[g]);
+    // Of the stored metrics, the tpot view reads tpot_ms only (cells without repetitions).
+    auto samples = store().series_samples_of(groups[g], {metric_info(Metric::tpot_ms).name});
     for (int64_t id : groups[g]) {
       if (stop) return;
       if (opt_.before_warm_view) opt_.before_warm_view(id);

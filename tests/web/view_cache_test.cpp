@@ -1,6 +1,7 @@
 // The start-up view cache (docs/WEB.md, "Start-up"): serve keeps each series' default view in the
 // database; a restart uses it while the series is unchanged, and a series that gains a cell is
-// computed again, never served from an older row.
+// computed again, never served from an older row. The change points are kept beside the view,
+// apart from the gate settings: a start with other settings reuses them.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -39,7 +40,9 @@ TEST(ViewCache, KeptAtFirstStartUsedAtRestartRecomputedWhenTheSeriesGrows) {
   const std::string first = body(db, "/api/v1/series");
   const int64_t series = count(db, "SELECT count(*) FROM series");
   ASSERT_GT(series, 0);
-  EXPECT_EQ(count(db, "SELECT count(*) FROM view_cache"), series);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM view_cache WHERE view_key NOT LIKE 'changes %'"),
+            series);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM view_cache WHERE view_key LIKE 'changes %'"), series);
   // Restart: the same answer, from the kept rows.
   EXPECT_EQ(body(db, "/api/v1/series"), first);
   // A new commit: every series gains a cell, so none of the rows may be used as it is.
@@ -60,7 +63,76 @@ TEST(ViewCache, KeptAtFirstStartUsedAtRestartRecomputedWhenTheSeriesGrows) {
   EXPECT_EQ(count(db,
                   "SELECT count(*) FROM view_cache v JOIN (SELECT series_id, count(*) n FROM "
                   "cells GROUP BY series_id) c USING (series_id) WHERE v.cells = c.n"),
-            series);
+            2 * series);
+}
+
+// Sets every kept change point's p-value to `p` (the rows of the change points, not the views).
+void mark_kept_change_points(const std::string& db, double p) {
+  Store s(db);
+  sqlite3* h = s.handle();
+  std::vector<std::pair<std::string, std::string>> rows;  // rowid as text, new body
+  sqlite3_stmt* q = nullptr;
+  sqlite3_prepare_v2(h, "SELECT rowid, body FROM view_cache WHERE view_key LIKE 'changes %'", -1,
+                     &q, nullptr);
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    const auto* b = static_cast<const uint8_t*>(sqlite3_column_blob(q, 1));
+    auto j = nlohmann::json::from_msgpack(b, b + sqlite3_column_bytes(q, 1));
+    for (auto& c : j[2]) c[3] = p;
+    const auto bytes = nlohmann::json::to_msgpack(j);
+    rows.push_back({std::to_string(sqlite3_column_int64(q, 0)), {bytes.begin(), bytes.end()}});
+  }
+  sqlite3_finalize(q);
+  for (const auto& [rowid, body] : rows) {
+    sqlite3_prepare_v2(h, ("UPDATE view_cache SET body = ?1 WHERE rowid = " + rowid).c_str(), -1,
+                       &q, nullptr);
+    sqlite3_bind_blob(q, 1, body.data(), static_cast<int>(body.size()), SQLITE_TRANSIENT);
+    EXPECT_EQ(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+  }
+}
+
+std::vector<double> p_values(const std::string& db, double min_effect) {
+  web::ServeOptions opt;
+  opt.db_path = db;
+  opt.gate_settings.gate.min_effect = min_effect;
+  LiveServer s(opt);
+  std::vector<double> out;
+  const auto list = get_json(s, "/api/v1/series");
+  for (const auto& series : list["series"]) {
+    const auto view = get_json(s, "/api/v1/series/" + std::to_string(series["id"].get<int64_t>()));
+    for (const auto& c : view["change_points"]) out.push_back(c["p_value"]);
+  }
+  return out;
+}
+
+TEST(ViewCache, ChangePointsAreReusedUnderOtherGateSettingsWhileTheMediansAreTheSame) {
+  TempDir dir;
+  const std::string db = dir.file("settings.db");
+  SeedSpec spec;
+  spec.commits = 16;
+  spec.step_at = 8;
+  {
+    Store s(db);
+    s.import_runs(make_runs(spec));
+  }
+  const auto computed = p_values(db, 0.05);
+  ASSERT_FALSE(computed.empty());
+  for (double p : computed) EXPECT_NE(p, 0.123);
+  // The kept answer is what a start under other settings shows: no view of these settings is
+  // kept, so only the change points' own rows can have carried the marked p-values.
+  mark_kept_change_points(db, 0.123);
+  const auto reused = p_values(db, 0.04);
+  EXPECT_EQ(reused.size(), computed.size());
+  for (double p : reused) EXPECT_EQ(p, 0.123);
+  // New data moves the medians: the kept rows no longer apply.
+  {
+    Store s(db);
+    SeedSpec more = spec;
+    more.commits = 1;
+    more.first_commit = 16;
+    s.import_runs(make_runs(more));
+  }
+  for (double p : p_values(db, 0.04)) EXPECT_NE(p, 0.123);
 }
 
 }  // namespace

@@ -99,7 +99,6 @@ TEST(Warm, OverviewListsSeriesStillComputingAndNeverKeepsThatAnswer) {
     s.import_runs(make_runs(two_model_spec()));
   }
   WarmGate gate;
-  ReleaseOnExit release{gate};
   const int64_t held = reference.begin()->first;
   gate.hold({held});
   web::ServeOptions opt;
@@ -107,6 +106,7 @@ TEST(Warm, OverviewListsSeriesStillComputingAndNeverKeepsThatAnswer) {
   opt.page_wait = std::chrono::milliseconds(100);
   opt.before_warm_view = gate.hook();
   LiveServer s(opt);
+  ReleaseOnExit release{gate};  // before the server stops: its warmer may wait on the gate
 
   for (int ask = 0; ask < 2; ++ask) {  // the second answer must not be a kept first one
     // Not kept: a kept body carries an ETag (send_cached), which a client would revalidate
@@ -157,12 +157,12 @@ TEST(Warm, AfterNewDataASeriesIsComputingNotShownWithItsOldStatus) {
     s.import_runs(make_runs(spec));
   }
   WarmGate gate;
-  ReleaseOnExit release{gate};
   web::ServeOptions opt;
   opt.db_path = db;
   opt.page_wait = std::chrono::milliseconds(100);
   opt.before_warm_view = gate.hook();
   LiveServer s(opt);
+  ReleaseOnExit release{gate};  // before the server stops: its warmer may wait on the gate
   ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
   const auto before = shown(get_json(s, "/api/v1/overview"));
   for (const auto& [id, status] : before) EXPECT_EQ(status, "steady") << id;
@@ -184,13 +184,126 @@ TEST(Warm, AfterNewDataASeriesIsComputingNotShownWithItsOldStatus) {
   EXPECT_EQ(partial["complete"], false);
   const auto computing = computing_ids(partial);
   const auto reference_after = fully_computed(db);
-  for (const auto& [id, status] : reference_after)
-    if (status != before.at(id)) EXPECT_TRUE(computing.count(id)) << "series " << id;
+  for (const auto& [id, status] : reference_after) {
+    if (status != before.at(id)) {
+      EXPECT_TRUE(computing.count(id)) << "series " << id;
+    }
+  }
   for (const auto& [id, status] : shown(partial)) EXPECT_EQ(status, reference_after.at(id)) << id;
 
   gate.release();
   ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
   EXPECT_EQ(shown(get_json(s, "/api/v1/overview")), reference_after);
+}
+
+// What a server that computed everything before answering lists: series id -> state.
+std::map<int64_t, std::string> regressions_of(const nlohmann::json& regressions) {
+  std::map<int64_t, std::string> out;
+  for (const auto& r : regressions["regressions"]) out[r["series_id"]] = r["state"];
+  return out;
+}
+
+TEST(Warm, RegressionsListWhatIsComputedAndNeverKeepThatAnswer) {
+  TempDir dir;
+  const std::string db = dir.file("regressions.db");
+  {
+    Store s(db);
+    s.import_runs(make_runs(two_model_spec()));
+  }
+  std::map<int64_t, std::string> reference;
+  {
+    web::ServeOptions opt;
+    opt.db_path = db;
+    LiveServer s(opt);
+    ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
+    const auto all = get_json(s, "/api/v1/regressions");
+    EXPECT_EQ(all["complete"], true);
+    EXPECT_TRUE(all["computing"].empty());
+    reference = regressions_of(all);
+  }
+  ASSERT_EQ(reference.size(), 2u);  // tiny's two series regressed
+
+  const std::string fresh = dir.file("fresh.db");
+  {
+    Store s(fresh);
+    s.import_runs(make_runs(two_model_spec()));
+  }
+  WarmGate gate;
+  const int64_t held = reference.begin()->first;
+  gate.hold({held});
+  web::ServeOptions opt;
+  opt.db_path = fresh;
+  opt.page_wait = std::chrono::milliseconds(100);
+  opt.before_warm_view = gate.hook();
+  LiveServer s(opt);
+  ReleaseOnExit release{gate};         // before the server stops: its warmer may wait on the gate
+  for (int ask = 0; ask < 2; ++ask) {  // the second answer must not be a kept first one
+    auto raw = s.client()->Get("/api/v1/regressions");
+    ASSERT_TRUE(raw && raw->status == 200);
+    EXPECT_FALSE(raw->has_header("ETag"));
+    const auto partial = nlohmann::json::parse(raw->body);
+    EXPECT_EQ(partial["complete"], false);
+    const auto computing = computing_ids(partial);
+    EXPECT_TRUE(computing.count(held));
+    const auto listed = regressions_of(partial);
+    EXPECT_FALSE(listed.count(held));
+    for (const auto& [id, state] : listed) EXPECT_EQ(state, reference.at(id)) << id;
+    EXPECT_EQ(partial["open"].get<size_t>(), listed.size());
+  }
+  auto page = s.client()->Get("/regressions");
+  ASSERT_TRUE(page && page->status == 200);
+  EXPECT_FALSE(page->has_header("ETag"));
+  EXPECT_NE(page->body.find("id=\"computing\""), std::string::npos);
+  EXPECT_NE(page->body.find("http-equiv=\"refresh\""), std::string::npos);
+  EXPECT_NE(page->body.find("href=\"/series/" + std::to_string(held) + "\""), std::string::npos);
+
+  gate.release();
+  ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/regressions")["complete"] == true; }));
+  auto done = s.client()->Get("/api/v1/regressions");
+  ASSERT_TRUE(done && done->status == 200);
+  EXPECT_TRUE(done->has_header("ETag"));  // the complete answer is kept
+  EXPECT_EQ(regressions_of(nlohmann::json::parse(done->body)), reference);
+  page = s.client()->Get("/regressions");
+  ASSERT_TRUE(page && page->status == 200);
+  EXPECT_TRUE(page->has_header("ETag"));
+  EXPECT_EQ(page->body.find("id=\"computing\""), std::string::npos);
+}
+
+TEST(Warm, ASeriesOwnPageComputesItWhileTheWarmerHasNotReachedIt) {
+  TempDir dir;
+  const std::string db = dir.file("own.db");
+  {
+    Store s(db);
+    s.import_runs(make_runs(two_model_spec()));
+  }
+  const auto reference = fully_computed(db);
+  const std::string fresh = dir.file("fresh.db");
+  {
+    Store s(fresh);
+    s.import_runs(make_runs(two_model_spec()));
+  }
+  std::set<int64_t> all;
+  for (const auto& [id, st] : reference) all.insert(id);
+  WarmGate gate;
+  gate.hold(all);  // the warmer computes nothing until released
+  web::ServeOptions opt;
+  opt.db_path = fresh;
+  opt.page_wait = std::chrono::milliseconds(100);
+  opt.before_warm_view = gate.hook();
+  LiveServer s(opt);
+  ReleaseOnExit release{gate};  // before the server stops: its warmer may wait on the gate
+  int64_t id = 0;  // a steady one: a regressed series waits on the overview for its triage state
+  for (const auto& [sid, st] : reference)
+    if (st == "steady") id = sid;
+  ASSERT_NE(id, 0);
+  const auto view = get_json(s, "/api/v1/series/" + std::to_string(id));
+  EXPECT_EQ(view["status"], reference.at(id));
+  EXPECT_EQ(view["points"].size(), 16u);
+  auto page = s.client()->Get("/series/" + std::to_string(id));
+  ASSERT_TRUE(page && page->status == 200);
+  EXPECT_EQ(page->body.find("id=\"computing\""), std::string::npos);
+  // Every other series is still waiting for the warmer.
+  EXPECT_EQ(computing_ids(get_json(s, "/api/v1/overview")).size(), all.size() - 1);
 }
 
 }  // namespace
