@@ -56,6 +56,24 @@ SeedSpec two_model_spec() {
   return s;
 }
 
+// A new database of two_model_spec's runs. It holds no kept views: every series is computed at
+// the first start.
+std::string seeded(const TempDir& dir, const std::string& name) {
+  const std::string db = dir.file(name);
+  Store s(db);
+  s.import_runs(make_runs(two_model_spec()));
+  return db;
+}
+
+// A server's options on `db` whose warmer waits at `gate` before each series it holds.
+web::ServeOptions held_at(WarmGate& gate, const std::string& db) {
+  web::ServeOptions opt;
+  opt.db_path = db;
+  opt.page_wait = std::chrono::milliseconds(100);
+  opt.before_warm_view = gate.hook();
+  return opt;
+}
+
 // series id -> shown_status of every series the overview shows with a badge.
 std::map<int64_t, std::string> shown(const nlohmann::json& overview) {
   std::map<int64_t, std::string> out;
@@ -73,6 +91,19 @@ std::map<int64_t, std::string> fully_computed(const std::string& db) {
   return shown(get_json(s, "/api/v1/overview"));
 }
 
+// An answer while series are still computing: complete false, and not kept -- a kept body carries
+// an ETag (send_cached), which a client would revalidate against and get the partial answer
+// confirmed as current.
+nlohmann::json partial_answer(const LiveServer& s, const std::string& target) {
+  auto raw = s.client()->Get(target);
+  EXPECT_TRUE(raw && raw->status == 200) << target;
+  if (!raw) return nullptr;
+  EXPECT_FALSE(raw->has_header("ETag")) << target;
+  auto j = nlohmann::json::parse(raw->body);
+  EXPECT_EQ(j["complete"], false) << target;
+  return j;
+}
+
 std::set<int64_t> computing_ids(const nlohmann::json& overview) {
   std::set<int64_t> out;
   for (const auto& s : overview["computing"]) out.insert(s["id"].get<int64_t>());
@@ -81,11 +112,7 @@ std::set<int64_t> computing_ids(const nlohmann::json& overview) {
 
 TEST(Warm, OverviewListsSeriesStillComputingAndNeverKeepsThatAnswer) {
   TempDir dir;
-  const std::string db = dir.file("warm.db");
-  {
-    Store s(db);
-    s.import_runs(make_runs(two_model_spec()));
-  }
+  const std::string db = seeded(dir, "warm.db");
   const auto reference = fully_computed(db);
   ASSERT_EQ(reference.size(), 4u);
   std::set<std::string> statuses;
@@ -93,29 +120,15 @@ TEST(Warm, OverviewListsSeriesStillComputingAndNeverKeepsThatAnswer) {
   ASSERT_EQ(statuses, (std::set<std::string>{"regressed", "steady"}));
 
   // A fresh database holds no kept views: every series is computed at start.
-  const std::string fresh = dir.file("fresh.db");
-  {
-    Store s(fresh);
-    s.import_runs(make_runs(two_model_spec()));
-  }
+  const std::string fresh = seeded(dir, "fresh.db");
   WarmGate gate;
   const int64_t held = reference.begin()->first;
   gate.hold({held});
-  web::ServeOptions opt;
-  opt.db_path = fresh;
-  opt.page_wait = std::chrono::milliseconds(100);
-  opt.before_warm_view = gate.hook();
-  LiveServer s(opt);
+  LiveServer s(held_at(gate, fresh));
   ReleaseOnExit release{gate};  // before the server stops: its warmer may wait on the gate
 
   for (int ask = 0; ask < 2; ++ask) {  // the second answer must not be a kept first one
-    // Not kept: a kept body carries an ETag (send_cached), which a client would revalidate
-    // against -- and get the partial answer confirmed as current.
-    auto raw = s.client()->Get("/api/v1/overview");
-    ASSERT_TRUE(raw && raw->status == 200);
-    EXPECT_FALSE(raw->has_header("ETag"));
-    const auto partial = nlohmann::json::parse(raw->body);
-    EXPECT_EQ(partial["complete"], false);
+    const auto partial = partial_answer(s, "/api/v1/overview");
     EXPECT_TRUE(partial["open_regressions"].is_null());
     const auto computing = computing_ids(partial);
     EXPECT_TRUE(computing.count(held));
@@ -157,11 +170,7 @@ TEST(Warm, AfterNewDataASeriesIsComputingNotShownWithItsOldStatus) {
     s.import_runs(make_runs(spec));
   }
   WarmGate gate;
-  web::ServeOptions opt;
-  opt.db_path = db;
-  opt.page_wait = std::chrono::milliseconds(100);
-  opt.before_warm_view = gate.hook();
-  LiveServer s(opt);
+  LiveServer s(held_at(gate, db));
   ReleaseOnExit release{gate};  // before the server stops: its warmer may wait on the gate
   ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
   const auto before = shown(get_json(s, "/api/v1/overview"));
@@ -205,11 +214,7 @@ std::map<int64_t, std::string> regressions_of(const nlohmann::json& regressions)
 
 TEST(Warm, RegressionsListWhatIsComputedAndNeverKeepThatAnswer) {
   TempDir dir;
-  const std::string db = dir.file("regressions.db");
-  {
-    Store s(db);
-    s.import_runs(make_runs(two_model_spec()));
-  }
+  const std::string db = seeded(dir, "regressions.db");
   std::map<int64_t, std::string> reference;
   {
     web::ServeOptions opt;
@@ -223,26 +228,14 @@ TEST(Warm, RegressionsListWhatIsComputedAndNeverKeepThatAnswer) {
   }
   ASSERT_EQ(reference.size(), 2u);  // tiny's two series regressed
 
-  const std::string fresh = dir.file("fresh.db");
-  {
-    Store s(fresh);
-    s.import_runs(make_runs(two_model_spec()));
-  }
+  const std::string fresh = seeded(dir, "fresh.db");
   WarmGate gate;
   const int64_t held = reference.begin()->first;
   gate.hold({held});
-  web::ServeOptions opt;
-  opt.db_path = fresh;
-  opt.page_wait = std::chrono::milliseconds(100);
-  opt.before_warm_view = gate.hook();
-  LiveServer s(opt);
+  LiveServer s(held_at(gate, fresh));
   ReleaseOnExit release{gate};         // before the server stops: its warmer may wait on the gate
   for (int ask = 0; ask < 2; ++ask) {  // the second answer must not be a kept first one
-    auto raw = s.client()->Get("/api/v1/regressions");
-    ASSERT_TRUE(raw && raw->status == 200);
-    EXPECT_FALSE(raw->has_header("ETag"));
-    const auto partial = nlohmann::json::parse(raw->body);
-    EXPECT_EQ(partial["complete"], false);
+    const auto partial = partial_answer(s, "/api/v1/regressions");
     const auto computing = computing_ids(partial);
     EXPECT_TRUE(computing.count(held));
     const auto listed = regressions_of(partial);
@@ -271,26 +264,14 @@ TEST(Warm, RegressionsListWhatIsComputedAndNeverKeepThatAnswer) {
 
 TEST(Warm, ASeriesOwnPageComputesItWhileTheWarmerHasNotReachedIt) {
   TempDir dir;
-  const std::string db = dir.file("own.db");
-  {
-    Store s(db);
-    s.import_runs(make_runs(two_model_spec()));
-  }
+  const std::string db = seeded(dir, "own.db");
   const auto reference = fully_computed(db);
-  const std::string fresh = dir.file("fresh.db");
-  {
-    Store s(fresh);
-    s.import_runs(make_runs(two_model_spec()));
-  }
+  const std::string fresh = seeded(dir, "fresh.db");
   std::set<int64_t> all;
   for (const auto& [id, st] : reference) all.insert(id);
   WarmGate gate;
   gate.hold(all);  // the warmer computes nothing until released
-  web::ServeOptions opt;
-  opt.db_path = fresh;
-  opt.page_wait = std::chrono::milliseconds(100);
-  opt.before_warm_view = gate.hook();
-  LiveServer s(opt);
+  LiveServer s(held_at(gate, fresh));
   ReleaseOnExit release{gate};  // before the server stops: its warmer may wait on the gate
   int64_t id = 0;  // a steady one: a regressed series waits on the overview for its triage state
   for (const auto& [sid, st] : reference)
