@@ -8,6 +8,7 @@
 #include "seed_data.h"
 #include "store/store.h"
 #include "tests/common/sqlite_query.h"
+#include "web/view_codec.h"
 #include "web_test_util.h"
 
 namespace pg::webtest {
@@ -133,6 +134,32 @@ TEST(ViewCache, ChangePointsAreReusedUnderOtherGateSettingsWhileTheMediansAreThe
     s.import_runs(make_runs(more));
   }
   for (double p : p_values(db, 0.04)) EXPECT_NE(p, 0.123);
+}
+
+// encode_view writes MessagePack itself: every size class of its arrays, strings and integers
+// must read back as the same view.
+TEST(ViewCache, AViewReadsBackTheSameAcrossEveryMessagePackSizeClass) {
+  web::SeriesView v;
+  v.info.id = 7;
+  const size_t n = 70000;  // past 15 and 65,535 points: fixarray, array16, array32
+  for (size_t i = 0; i < n; ++i) {
+    web::SeriesPoint p;
+    p.commit = std::string(i % 3 == 0 ? 40 : 20, static_cast<char>('a' + i % 26));
+    p.subject = i == 1 ? std::string(70000, 'x') : i == 2 ? std::string(300, 'y') : "";
+    p.time = "2026-12-01T00:00:00Z";
+    p.run_ids = {static_cast<int64_t>(i), 5'000'000'000 + static_cast<int64_t>(i), 200, 70000};
+    p.median = 0.1 * static_cast<double>(i) - 3.0;
+    p.spread = {-1.5, 0.25, 1e300, 1e-300, i};
+    p.flag = i == 5 ? "regression" : "";
+    v.points.push_back(std::move(p));
+  }
+  v.changes.push_back({5, v.points[5].commit, 1.0, 1.3, 0.3, 0.005, "regression", true});
+  v.last_compare = web::LastCompare{"a", "b", "regression", std::nullopt, 0.01};
+  v.status = "regressed";
+  v.skipped_cells = 300;
+  auto back = web::decode_view(web::encode_view(v), v.info, v.metric, v.rules);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(web::series_view_json(*back), web::series_view_json(v));
 }
 
 }  // namespace
