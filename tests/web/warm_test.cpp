@@ -74,6 +74,16 @@ web::ServeOptions held_at(WarmGate& gate, const std::string& db) {
   return opt;
 }
 
+// A server on `db` whose warmer waits before each series `gate` holds -- from the start, the
+// series given -- and released before the server stops, however the test ends.
+struct HeldServer {
+  HeldServer(const std::string& db, std::set<int64_t> held)
+      : server((gate.hold(std::move(held)), held_at(gate, db))), release{gate} {}
+  WarmGate gate;
+  LiveServer server;
+  ReleaseOnExit release;
+};
+
 // series id -> shown_status of every series the overview shows with a badge.
 std::map<int64_t, std::string> shown(const nlohmann::json& overview) {
   std::map<int64_t, std::string> out;
@@ -121,11 +131,9 @@ TEST(Warm, OverviewListsSeriesStillComputingAndNeverKeepsThatAnswer) {
 
   // A fresh database holds no kept views: every series is computed at start.
   const std::string fresh = seeded(dir, "fresh.db");
-  WarmGate gate;
   const int64_t held = reference.begin()->first;
-  gate.hold({held});
-  LiveServer s(held_at(gate, fresh));
-  ReleaseOnExit release{gate};  // before the server stops: its warmer may wait on the gate
+  HeldServer h(fresh, {held});
+  const LiveServer& s = h.server;
 
   for (int ask = 0; ask < 2; ++ask) {  // the second answer must not be a kept first one
     const auto partial = partial_answer(s, "/api/v1/overview");
@@ -146,7 +154,7 @@ TEST(Warm, OverviewListsSeriesStillComputingAndNeverKeepsThatAnswer) {
   EXPECT_NE(page->body.find("href=\"/series/" + std::to_string(held) + "\""), std::string::npos);
   EXPECT_NE(page->body.find("counted once every series is computed"), std::string::npos);
 
-  gate.release();
+  h.gate.release();
   ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
   const auto done = get_json(s, "/api/v1/overview");
   EXPECT_EQ(shown(done), reference);
@@ -169,9 +177,8 @@ TEST(Warm, AfterNewDataASeriesIsComputingNotShownWithItsOldStatus) {
     Store s(db);
     s.import_runs(make_runs(spec));
   }
-  WarmGate gate;
-  LiveServer s(held_at(gate, db));
-  ReleaseOnExit release{gate};  // before the server stops: its warmer may wait on the gate
+  HeldServer h(db, {});
+  const LiveServer& s = h.server;
   ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
   const auto before = shown(get_json(s, "/api/v1/overview"));
   for (const auto& [id, status] : before) EXPECT_EQ(status, "steady") << id;
@@ -179,7 +186,7 @@ TEST(Warm, AfterNewDataASeriesIsComputingNotShownWithItsOldStatus) {
   // Four slower commits of tiny only: its series now regress; small's are unchanged.
   std::set<int64_t> all;
   for (const auto& [id, st] : before) all.insert(id);
-  gate.hold(all);
+  h.gate.hold(all);
   {
     Store st(db);
     SeedSpec more = spec;
@@ -200,7 +207,7 @@ TEST(Warm, AfterNewDataASeriesIsComputingNotShownWithItsOldStatus) {
   }
   for (const auto& [id, status] : shown(partial)) EXPECT_EQ(status, reference_after.at(id)) << id;
 
-  gate.release();
+  h.gate.release();
   ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/overview")["complete"] == true; }));
   EXPECT_EQ(shown(get_json(s, "/api/v1/overview")), reference_after);
 }
@@ -229,11 +236,9 @@ TEST(Warm, RegressionsListWhatIsComputedAndNeverKeepThatAnswer) {
   ASSERT_EQ(reference.size(), 2u);  // tiny's two series regressed
 
   const std::string fresh = seeded(dir, "fresh.db");
-  WarmGate gate;
   const int64_t held = reference.begin()->first;
-  gate.hold({held});
-  LiveServer s(held_at(gate, fresh));
-  ReleaseOnExit release{gate};         // before the server stops: its warmer may wait on the gate
+  HeldServer h(fresh, {held});
+  const LiveServer& s = h.server;
   for (int ask = 0; ask < 2; ++ask) {  // the second answer must not be a kept first one
     const auto partial = partial_answer(s, "/api/v1/regressions");
     const auto computing = computing_ids(partial);
@@ -250,7 +255,7 @@ TEST(Warm, RegressionsListWhatIsComputedAndNeverKeepThatAnswer) {
   EXPECT_NE(page->body.find("http-equiv=\"refresh\""), std::string::npos);
   EXPECT_NE(page->body.find("href=\"/series/" + std::to_string(held) + "\""), std::string::npos);
 
-  gate.release();
+  h.gate.release();
   ASSERT_TRUE(wait_for([&] { return get_json(s, "/api/v1/regressions")["complete"] == true; }));
   auto done = s.client()->Get("/api/v1/regressions");
   ASSERT_TRUE(done && done->status == 200);
@@ -269,10 +274,8 @@ TEST(Warm, ASeriesOwnPageComputesItWhileTheWarmerHasNotReachedIt) {
   const std::string fresh = seeded(dir, "fresh.db");
   std::set<int64_t> all;
   for (const auto& [id, st] : reference) all.insert(id);
-  WarmGate gate;
-  gate.hold(all);  // the warmer computes nothing until released
-  LiveServer s(held_at(gate, fresh));
-  ReleaseOnExit release{gate};  // before the server stops: its warmer may wait on the gate
+  HeldServer h(fresh, all);  // the warmer computes nothing until released
+  const LiveServer& s = h.server;
   int64_t id = 0;  // a steady one: a regressed series waits on the overview for its triage state
   for (const auto& [sid, st] : reference)
     if (st == "steady") id = sid;
