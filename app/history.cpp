@@ -55,7 +55,8 @@ History history(std::vector<SeriesSample> samples, const HistoryOptions& opt) {
     p.median = sorted_quantile(p.values, 0.5);
     medians.push_back(p.median);
   }
-  h.changes = detect_change_points(medians, opt.change_points);
+  h.changes = opt.detect ? opt.detect(medians, opt.change_points)
+                         : detect_change_points(medians, opt.change_points);
   std::erase_if(h.changes, [&](const ChangePoint& cp) { return cp.index >= h.points.size(); });
   return h;
 }

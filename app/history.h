@@ -20,6 +20,12 @@ struct HistoryOptions {
   std::string branch;  // only commits with a run on this branch (their other runs pool in); "": all
   bool runs_without_commit = true;  // a run made outside a repository is a point of its own
   ChangePointOptions change_points;
+  // Finds the change points of the points' medians; detect_change_points when empty. A caller
+  // that keeps earlier answers (perfgate serve's view cache) returns a kept one for the same
+  // medians and options: the answer depends on nothing else.
+  std::function<std::vector<ChangePoint>(const std::vector<double>& medians,
+                                         const ChangePointOptions& options)>
+      detect;
 };
 
 struct HistoryPoint {

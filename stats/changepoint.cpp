@@ -72,10 +72,28 @@ struct Split {
 // The buffers best_split fills, reused across the permutations of a segment.
 struct SplitWork {
   std::vector<double> left, right;  // within sums of [0,t) and [t,n)
+  std::vector<double> to_later;     // sum of |v_t - v_j| over j > t
   AbsDistanceSums from_left, from_right;
 };
 
+// The split statistic's maximum over the allowed splits, from the within sums.
+Split max_split(const std::vector<double>& left, const std::vector<double>& right, size_t n,
+                size_t min_seg) {
+  const double total = left[n];
+  Split best;
+  for (size_t t = min_seg; t + min_seg <= n; ++t) {
+    const double m = static_cast<double>(t), k = static_cast<double>(n - t);
+    const double cross = total - left[t] - right[t];
+    const double e =
+        2.0 * cross / (m * k) - left[t] / (m * (m - 1) / 2.0) - right[t] / (k * (k - 1) / 2.0);
+    const double q = m * k / (m + k) * e;
+    if (q > best.q) best = {t, q};
+  }
+  return best;
+}
+
 // Best split of one segment. values[i] has rank[i] among the segment's sorted distinct values.
+// Two passes of the tree: for raw values (where the split is placed) the sums are not exact.
 Split best_split(const std::vector<double>& values, const std::vector<size_t>& rank, size_t ranks,
                  size_t min_seg, SplitWork& w) {
   const size_t n = values.size();
@@ -95,17 +113,29 @@ Split best_split(const std::vector<double>& values, const std::vector<size_t>& r
     right[t] = right[t + 1] + from_right.distance_to(rank[t], values[t]);
     from_right.insert(rank[t], values[t]);
   }
-  const double total = left[n];
-  Split best;
-  for (size_t t = min_seg; t + min_seg <= n; ++t) {
-    const double m = static_cast<double>(t), k = static_cast<double>(n - t);
-    const double cross = total - left[t] - right[t];
-    const double e =
-        2.0 * cross / (m * k) - left[t] / (m * (m - 1) / 2.0) - right[t] / (k * (k - 1) / 2.0);
-    const double q = m * k / (m + k) * e;
-    if (q > best.q) best = {t, q};
+  return max_split(left, right, n, min_seg);
+}
+
+// best_split on mid-ranks, where every distance sum is exact (half-integers well below 2^53):
+// the sum to the later points is then the point's sum to all (`to_all`, the same in every
+// permutation) less its sum to the earlier ones, so one pass of the tree replaces two and the
+// answer is bit for bit best_split's.
+Split best_split_ranked(const std::vector<double>& values, const std::vector<size_t>& rank,
+                        const std::vector<double>& to_all, size_t ranks, size_t min_seg,
+                        SplitWork& w) {
+  const size_t n = values.size();
+  w.left.assign(n + 1, 0.0);
+  w.right.assign(n + 1, 0.0);
+  w.to_later.resize(n);
+  w.from_left.reset(ranks);
+  for (size_t t = 0; t < n; ++t) {
+    const double to_earlier = w.from_left.distance_to(rank[t], values[t]);
+    w.left[t + 1] = w.left[t] + to_earlier;
+    w.to_later[t] = to_all[t] - to_earlier;
+    w.from_left.insert(rank[t], values[t]);
   }
-  return best;
+  for (size_t t = n; t-- > 0;) w.right[t] = w.right[t + 1] + w.to_later[t];
+  return max_split(w.left, w.right, n, min_seg);
 }
 
 void detect(const std::vector<double>& all, size_t begin, size_t end, const ChangePointOptions& opt,
@@ -131,7 +161,11 @@ void detect(const std::vector<double>& all, size_t begin, size_t end, const Chan
   for (size_t i = 0; i < n; ++i) values[i] = mid_of_rank[rank[i]];
 
   SplitWork work;
-  const Split observed = best_split(values, rank, sorted.size(), min_seg, work);
+  std::vector<double> to_all(n);  // sum of |v_i - v_j| over the whole segment, per point
+  work.from_left.reset(sorted.size());
+  for (size_t i = 0; i < n; ++i) work.from_left.insert(rank[i], values[i]);
+  for (size_t i = 0; i < n; ++i) to_all[i] = work.from_left.distance_to(rank[i], values[i]);
+  const Split observed = best_split_ranked(values, rank, to_all, sorted.size(), min_seg, work);
   if (observed.q <= 0.0) return;  // e.g. a constant segment
 
   // Permutation test: under "no change" every order of the segment is equally likely. The stream
@@ -142,15 +176,16 @@ void detect(const std::vector<double>& all, size_t begin, size_t end, const Chan
   int exceed = 0;
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
-  std::vector<double> pv(n);
+  std::vector<double> pv(n), pa(n);
   std::vector<size_t> pr(n);
   for (int p = 0; p < perms; ++p) {
     for (size_t i = n - 1; i > 0; --i) std::swap(order[i], order[stats::uniform_index(gen, i + 1)]);
     for (size_t i = 0; i < n; ++i) {
       pv[i] = values[order[i]];
       pr[i] = rank[order[i]];
+      pa[i] = to_all[order[i]];
     }
-    if (best_split(pv, pr, sorted.size(), min_seg, work).q >= observed.q) ++exceed;
+    if (best_split_ranked(pv, pr, pa, sorted.size(), min_seg, work).q >= observed.q) ++exceed;
     if (exceed > allowed) return;  // cannot become significant any more
   }
   ChangePoint cp;

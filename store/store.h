@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/run.h"
@@ -90,7 +91,9 @@ class Store {
   // The same for several series in one pass (without raw samples): series measured by the same
   // runs share the pages that hold their cells, so serve's start-up reads those pages once
   // instead of once per series. Every id is in the answer, an unknown one with no samples.
-  std::map<int64_t, std::vector<SeriesSample>> series_samples_of(const std::vector<int64_t>& ids);
+  // `metric_names`: only these of each cell's stored metrics (empty: all of them).
+  std::map<int64_t, std::vector<SeriesSample>> series_samples_of(
+      const std::vector<int64_t>& ids, const std::vector<std::string>& metric_names = {});
   // Changes whenever a cell is added to a series (cells are append-only), so a reader can tell
   // which series changed since it last looked and recompute only those (web/ caches per series).
   struct SeriesVersion {
@@ -110,8 +113,8 @@ class Store {
   };
   // The series' row under one key (what the view is: metric, branch, settings, format).
   std::optional<CachedView> cached_view(int64_t series_id, const std::string& view_key);
-  // Replaces the rows of these series under the key, in one transaction.
-  void put_cached_views(const std::string& view_key, const std::vector<CachedView>& views);
+  // Replaces these rows (view key, row), in one transaction.
+  void put_cached_views(const std::vector<std::pair<std::string, CachedView>>& rows);
 
   // git.remote of the latest run that recorded one (runs made in a clone of a hosted repository).
   std::optional<std::string> latest_git_remote();

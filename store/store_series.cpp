@@ -51,10 +51,10 @@ std::optional<int64_t> Store::find_series(const CellKey& key, const Environment&
 
 namespace {
 
-// "?1, ?2, ..." for n parameters.
-std::string placeholders(size_t n) {
+// "?first, ?first+1, ..." for n parameters.
+std::string placeholders(size_t n, size_t first = 1) {
   std::string p;
-  for (size_t i = 1; i <= n; ++i) p += (i > 1 ? ", ?" : "?") + std::to_string(i);
+  for (size_t i = first; i < first + n; ++i) p += (i > first ? ", ?" : "?") + std::to_string(i);
   return p;
 }
 
@@ -86,7 +86,7 @@ std::vector<SeriesSample> Store::series_samples(int64_t series_id, bool with_sam
 }
 
 std::map<int64_t, std::vector<SeriesSample>> Store::series_samples_of(
-    const std::vector<int64_t>& ids) {
+    const std::vector<int64_t>& ids, const std::vector<std::string>& metric_names) {
   std::map<int64_t, std::vector<SeriesSample>> out;
   for (int64_t id : ids) out[id];
   if (ids.empty()) return out;
@@ -127,11 +127,17 @@ std::map<int64_t, std::vector<SeriesSample>> Store::series_samples_of(
     }
   }
   {
-    sql::Stmt s(db_,
-                "SELECT m.cell_id, m.name, m.value FROM metrics m JOIN cells c ON c.id = m.cell_id "
-                "WHERE " +
-                    in);
+    sql::Stmt s(
+        db_,
+        "SELECT m.cell_id, m.name, m.value FROM metrics m JOIN cells c ON c.id = m.cell_id "
+        "WHERE " +
+            in +
+            (metric_names.empty()
+                 ? std::string()
+                 : " AND m.name IN (" + placeholders(metric_names.size(), ids.size() + 1) + ")"));
     bind_ids(s);
+    for (size_t i = 0; i < metric_names.size(); ++i)
+      s.bind(static_cast<int>(ids.size() + i + 1), metric_names[i]);
     while (s.step()) {
       const Where& w = cells.at(s.int64(0));
       (*w.series)[w.at].metrics[s.text(1)] = s.real(2);
@@ -141,7 +147,7 @@ std::map<int64_t, std::vector<SeriesSample>> Store::series_samples_of(
     sql::Stmt s(db_,
                 "SELECT p.cell_id, p.prefill_ms, p.decode_total_ms, p.decode_steps FROM "
                 "repetitions p JOIN cells c ON c.id = p.cell_id WHERE " +
-                    in + " ORDER BY c.run_id, c.id, p.rep");
+                    in + " ORDER BY c.series_id, c.run_id, c.id, p.rep");  // the index's order
     bind_ids(s);
     while (s.step()) {
       const Where& w = cells.at(s.int64(0));

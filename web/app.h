@@ -146,7 +146,15 @@ class App {
   // Inside warm() the views are queued and written in one transaction at the end of the pass
   // (flush_persist): each write moves the data generation, and one move per pass is enough.
   void persist_view(const SeriesView& v, const Store::SeriesVersion& version);
+  void persist(std::string key, Store::CachedView row);  // queued for the next flush_persist
   void flush_persist();
+  // The series' change points of these medians: kept in the view cache under a key of their own
+  // that the gate settings are not part of (view_codec.h), else computed and kept.
+  std::vector<ChangePoint> kept_change_points(const SeriesInfo& info,
+                                              const Store::SeriesVersion& version,
+                                              const std::string& branch,
+                                              const std::vector<double>& medians,
+                                              const ChangePointOptions& options);
   // The kept view when it was made from `version` of the series; else nullptr.
   std::shared_ptr<const SeriesView> cached_view(const SeriesInfo& info,
                                                 const Store::SeriesVersion& version,

@@ -56,7 +56,8 @@ void App::warm(const std::atomic<bool>& stop, unsigned threads, uint64_t gen) {
   std::vector<std::vector<int64_t>> groups;
   for (auto& [env, ids] : by_env) groups.push_back(std::move(ids));
   parallel_for(groups.size(), threads, stop, [&](size_t g) {
-    auto samples = store().series_samples_of(groups[g]);
+    // Of the stored metrics, the tpot view reads tpot_ms only (cells without repetitions).
+    auto samples = store().series_samples_of(groups[g], {metric_info(Metric::tpot_ms).name});
     for (int64_t id : groups[g]) {
       if (stop) return;
       if (opt_.before_warm_view) opt_.before_warm_view(id);
@@ -164,22 +165,34 @@ std::shared_ptr<const SeriesView> App::cached_view(const SeriesInfo& info,
   return view ? std::make_shared<const SeriesView>(std::move(*view)) : nullptr;
 }
 
+std::vector<ChangePoint> App::kept_change_points(const SeriesInfo& info,
+                                                 const Store::SeriesVersion& version,
+                                                 const std::string& branch,
+                                                 const std::vector<double>& medians,
+                                                 const ChangePointOptions& options) {
+  const std::string key = change_points_cache_key(Metric::tpot_ms, branch, options);
+  if (auto row = store().cached_view(info.id, key))
+    if (auto kept = decode_change_points(row->body, medians)) return std::move(*kept);
+  std::vector<ChangePoint> found = detect_change_points(medians, options);
+  persist(key, {info.id, version, encode_change_points(medians, found)});
+  return found;
+}
+
 void App::persist_view(const SeriesView& v, const Store::SeriesVersion& version) {
-  std::string body = encode_view(v);
-  {
-    std::lock_guard lk(persist_mutex_);
-    if (persist_failed_) return;
-    persist_queue_.push_back(
-        {view_cache_key(v.metric, v.rules), {v.info.id, version, std::move(body)}});
-  }
+  // Written with the series' change points (queued while it was built) in one transaction.
+  persist(view_cache_key(v.metric, v.rules), {v.info.id, version, encode_view(v)});
   if (!tl_batch_persist) flush_persist();
+}
+
+void App::persist(std::string key, Store::CachedView row) {
+  std::lock_guard lk(persist_mutex_);
+  if (!persist_failed_) persist_queue_.push_back({std::move(key), std::move(row)});
 }
 
 void App::flush_persist() {
   std::lock_guard lk(persist_mutex_);
   if (persist_failed_ || persist_queue_.empty()) return;
-  std::map<std::string, std::vector<Store::CachedView>> by_key;
-  for (auto& [key, row] : persist_queue_) by_key[key].push_back(std::move(row));
+  auto rows = std::move(persist_queue_);
   persist_queue_.clear();
   try {
     if (!persist_store_) {
@@ -187,7 +200,7 @@ void App::flush_persist() {
       // A runner or ingest holding the write lock wins: this write is only a convenience.
       sqlite3_busy_timeout(persist_store_->handle(), 200);
     }
-    for (const auto& [key, rows] : by_key) persist_store_->put_cached_views(key, rows);
+    persist_store_->put_cached_views(rows);
   } catch (const std::exception& e) {
     // Read-only file or mount, full disk: say it once, then stop trying.
     std::fprintf(stderr, "perfgate serve: not keeping computed views in the database (%s)\n",

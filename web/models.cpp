@@ -144,11 +144,7 @@ nlohmann::json overview_json(const OverviewModel& m) {
   j["status_counts"] = m.status_counts;
   j["open_regressions"] = m.complete ? nlohmann::json(m.open_regressions) : nlohmann::json(nullptr);
   j["complete"] = m.complete;
-  nlohmann::json computing = nlohmann::json::array();
-  for (const SeriesInfo& s : m.computing)
-    computing.push_back(
-        {{"id", s.id}, {"key", cell_key_to_json(s.key)}, {"env", environment_to_json(s.env)}});
-  j["computing"] = std::move(computing);
+  j["computing"] = computing_json(m.computing);
   j["branch"] = m.branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.branch);
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : m.groups) {
@@ -233,6 +229,14 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
     }
   }
   return t;
+}
+
+nlohmann::json computing_json(const std::vector<SeriesInfo>& series) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SeriesInfo& s : series)
+    out.push_back(
+        {{"id", s.id}, {"key", cell_key_to_json(s.key)}, {"env", environment_to_json(s.env)}});
+  return out;
 }
 
 std::string series_name(const SeriesInfo& s) {

@@ -79,6 +79,8 @@ Metric metric_param(const httplib::Request& req);  // ?metric=, tpot_ms by defau
 // "x" (each point's position on the axis), "name", "env_text"]}
 nlohmann::json trend_json(const TrendModel& m);
 std::string series_name(const SeriesInfo& s);
+// The series still being computed, as the partial answers list them: id, key, environment.
+nlohmann::json computing_json(const std::vector<SeriesInfo>& series);
 std::string env_text(const Environment& env);
 
 // Seconds since the epoch of a stored ISO 8601 time; 0 when malformed (sorts first).

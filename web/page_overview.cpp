@@ -56,25 +56,30 @@ std::optional<std::string> str(const std::optional<int>& v) {
   return v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt;
 }
 
-// While views are still being computed (first start, new settings, new data): which series, and
-// a reload until they are all ready. They get no badge: a status is shown only once computed.
-std::string computing_card(const OverviewModel& m) {
+// While views are still being computed (first start, new settings, new data): which series.
+// They get no badge: a status is shown only once computed.
+std::string overview_computing_card(const OverviewModel& m) {
   if (m.complete) return "";
+  return computing_card(m.computing,
+                        "Their change points and status are not known yet, so they are listed "
+                        "here rather than with a badge; the counts above cover the series already "
+                        "computed.");
+}
+
+}  // namespace
+
+std::string computing_card(const std::vector<SeriesInfo>& series, const std::string& why) {
   std::string h =
       "<meta http-equiv=\"refresh\" content=\"2\"><section class=\"card\" id=\"computing\" "
       "role=\"status\"><h2>Computing " +
-      std::to_string(m.computing.size()) +
-      " series</h2><p class=\"muted\">Their change points and status are not known yet, so they "
-      "are listed here rather than with a badge; the counts above cover the series already "
-      "computed. This page reloads every 2 s until every series is ready; a series' own page "
-      "computes it at once.</p><ul class=\"computing\">";
-  for (const SeriesInfo& s : m.computing)
+      std::to_string(series.size()) + " series</h2><p class=\"muted\">" + why +
+      " This page reloads every 2 s until every series is ready; a series' own page computes it "
+      "at once.</p><ul class=\"computing\">";
+  for (const SeriesInfo& s : series)
     h += "<li><a href=\"/series/" + std::to_string(s.id) + "\">" + html_escape(series_name(s)) +
          "</a> <span class=\"badge computing\">computing</span></li>";
   return h + "</ul></section>";
 }
-
-}  // namespace
 
 std::string render_overview_page(const OverviewModel& m, const std::string& query) {
   std::string h = "<h1>Overview</h1><p class=\"muted\">";
@@ -107,7 +112,7 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
   h += "<button type=\"submit\">Apply</button><a class=\"button secondary\" href=\"/\">Reset</a>";
   h += "</form>";
   h += "<form id=\"overlay\" method=\"get\" action=\"/trend\"></form>";
-  h += computing_card(m);
+  h += overview_computing_card(m);
   if (m.groups.empty() && m.computing.empty())
     h += "<div class=\"card\">No series match. Store runs with <code>perfgate run</code>, or "
          "POST them to <code>/api/v1/runs</code>.</div>";

@@ -105,7 +105,13 @@ std::string render_regressions_page(const RegressionsModel& m, const std::string
        std::to_string(m.acknowledged) + " acknowledged) · " + std::to_string(m.closed) +
        " dismissed or fixed";
   if (!m.branch.empty()) h += " · branch <span class=\"mono\">" + html_escape(m.branch) + "</span>";
-  h += "</p><p class=\"muted\">A series is listed while it stands in a regression: its latest "
+  if (!m.complete()) h += " · so far";
+  h += "</p>";
+  if (!m.complete())
+    h += computing_card(m.computing,
+                        "Whether they stand in a regression is not known yet; the list and the "
+                        "counts below cover the series already computed.");
+  h += "<p class=\"muted\">A series is listed while it stands in a regression: its latest "
        "flagged change point is a slowdown (of at least the gate's min effect), or the gate finds "
        "its last commit slower than the one before. It stays open until someone dismisses it with "
        "a reason or marks it fixed; a later regression at another commit opens a new one. Writes "
@@ -114,7 +120,9 @@ std::string render_regressions_page(const RegressionsModel& m, const std::string
        "name=\"author\" autocomplete=\"name\" required></label><label>ingest token<input "
        "type=\"password\" name=\"token\" autocomplete=\"off\" required></label><span "
        "id=\"triage-status\" class=\"muted\" role=\"status\"></span></form>";
-  if (m.alerts.empty()) {
+  if (m.alerts.empty() && !m.complete()) {
+    h += "<div class=\"card\">No regressions among the series computed so far.</div>";
+  } else if (m.alerts.empty()) {
     h += "<div class=\"card\">No regressions: every series' latest change is not a slowdown.</div>";
   } else {
     h += "<div class=\"card scroll\"><table id=\"regressions\"><thead><tr><th>series</th>"

@@ -42,6 +42,10 @@ std::string gate_settings_text(const nlohmann::json& settings);
 std::vector<std::string> gate_settings_differences(const nlohmann::json& stored,
                                                    const GateOptions& page);
 
+// While views are still computed: a card "Computing N series" with `why` (HTML) and a link to
+// each series' own page (which computes it at once), in a page that reloads itself every 2 s.
+std::string computing_card(const std::vector<SeriesInfo>& series, const std::string& why);
+
 // Inline SVG sparkline of the last points' medians, dot coloured by status.
 std::string sparkline_svg(const SeriesView& v, size_t max_points = 40);
 

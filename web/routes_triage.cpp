@@ -25,26 +25,41 @@ std::string required_string(const nlohmann::json& body, const char* name, size_t
   return v;
 }
 
+std::chrono::steady_clock::time_point page_deadline(App& app) {
+  return std::chrono::steady_clock::now() + app.options().page_wait;
+}
+
 }  // namespace
 
 void register_triage_routes(httplib::Server& http, App& app) {
-  http.Get("/api/v1/regressions", guarded([&app](const Req& req, Res& res) {
-             const uint64_t gen = app.generation();
-             auto body = app.body_cache().get("regressions", gen, [&] {
-               return std::make_shared<const CachedBody>(
-                   regressions_json(*build_regressions(app, gen))
-                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                   kJsonType);
-             });
-             send_cached(req, res, *body);
-           }));
+  // Within the page wait (ServeOptions::page_wait) like the overview: while series are still
+  // being computed, with what is ready and the list of the others, an answer that is never kept.
+  http.Get(
+      "/api/v1/regressions", guarded([&app](const Req& req, Res& res) {
+        const uint64_t gen = app.generation();
+        if (auto kept = app.body_cache().peek("regressions", gen))
+          return send_cached(req, res, *kept);
+        auto m = regressions_by(app, gen, page_deadline(app));
+        if (!m->complete()) return send_json(req, res, 200, regressions_json(*m));
+        auto body = app.body_cache().get("regressions", gen, [&] {
+          return std::make_shared<const CachedBody>(
+              regressions_json(*m).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+              kJsonType);
+        });
+        send_cached(req, res, *body);
+      }));
 
   http.Get("/regressions", guarded([&app](const Req& req, Res& res) {
              const uint64_t gen = app.generation();
+             if (auto kept = app.body_cache().peek("regressions-page", gen))
+               return send_cached(req, res, *kept);
+             auto m = regressions_by(app, gen, page_deadline(app));
+             if (!m->complete())
+               return send_text(req, res, 200, render_regressions_page(*m, app.repo_url(gen)),
+                                kHtmlType);
              auto body = app.body_cache().get("regressions-page", gen, [&] {
                return std::make_shared<const CachedBody>(
-                   render_regressions_page(*build_regressions(app, gen), app.repo_url(gen)),
-                   kHtmlType);
+                   render_regressions_page(*m, app.repo_url(gen)), kHtmlType);
              });
              send_cached(req, res, *body);
            }));

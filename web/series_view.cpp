@@ -113,7 +113,8 @@ std::optional<LastCompare> compare_last_two(const SeriesInfo& info, const app::H
 }  // namespace
 
 SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> samples,
-                             Metric metric, const SeriesRules& rules) {
+                             Metric metric, const SeriesRules& rules,
+                             decltype(app::HistoryOptions::detect) detect) {
   SeriesView v;
   v.info = info;
   v.metric = metric;
@@ -122,6 +123,7 @@ SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> s
   app::HistoryOptions hopt;
   hopt.values = [&](const SeriesSample& s) { return repetition_values(s, info.key, metric); };
   hopt.branch = rules.branch;
+  hopt.detect = std::move(detect);
   const app::History h = app::history(std::move(samples), hopt);
   v.skipped_cells = h.skipped_cells;
   for (const app::HistoryPoint& hp : h.points) {

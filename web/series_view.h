@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "app/history.h"
 #include "stats/gate.h"
 #include "store/store.h"
 
@@ -81,8 +82,10 @@ inline constexpr size_t kRecentPoints = 10;
 
 // The points and change points are the series' history (app/history.h), as `perfgate changes`
 // finds them; this adds the chart's spread, flags, the last compare and the status.
+// `detect`: where the change points come from (app::HistoryOptions::detect); computed when empty.
 SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> samples,
-                             Metric metric, const SeriesRules& rules = {});
+                             Metric metric, const SeriesRules& rules = {},
+                             decltype(app::HistoryOptions::detect) detect = {});
 
 // The regression the series currently stands in, if any: the latest flagged change point when it
 // is a regression (not undone by a later flagged improvement), else the gate's verdict on the last

@@ -18,42 +18,59 @@ std::string triage_state(const std::string& a) {
   return "open";  // reopen
 }
 
-std::shared_ptr<const RegressionsModel> build_regressions(App& app, uint64_t gen) {
-  return app.regressions_cache().get("all", gen, [&] {
-    auto m = std::make_shared<RegressionsModel>();
-    m->branch = app.main_branch(gen);
-    std::map<std::tuple<int64_t, std::string, std::string>, std::vector<Store::RegressionEvent>>
-        log;
-    for (auto& e : app.store().regression_events())
-      log[{e.series_id, e.metric, e.commit}].push_back(std::move(e));
-    for (const auto& v : app.all_views(gen)) {
-      auto reg = current_regression(*v);
-      if (!reg || reg->index >= v->points.size()) continue;
-      const SeriesPoint& p = v->points[reg->index];
-      if (p.commit.empty()) continue;  // a run outside a repository cannot be named
-      RegressionAlert a;
-      a.view = v;
-      a.regression = *reg;
-      a.commit = p.commit;
-      a.subject = p.subject;
-      a.time = p.time;
-      if (reg->index > 0) a.parent = v->points[reg->index - 1].commit;
-      a.commits_since = v->points.size() - 1 - reg->index;
-      auto it = log.find({v->info.id, metric_info(v->metric).name, p.commit});
-      if (it != log.end()) a.events = it->second;
-      a.state = triage_state(a.events.empty() ? "" : a.events.back().action);
-      if (a.state == "open") ++m->open;
-      if (a.state == "acknowledged") ++m->acknowledged;
-      if (!a.is_open()) ++m->closed;
-      m->alerts.push_back(std::move(a));
-    }
-    std::stable_sort(m->alerts.begin(), m->alerts.end(), [](const auto& x, const auto& y) {
-      return std::make_tuple(!x.is_open(), -std::fabs(x.regression.relative)) <
-             std::make_tuple(!y.is_open(), -std::fabs(y.regression.relative));
-    });
-    add_gate_alerts(app.store(), *m);
-    return std::shared_ptr<const RegressionsModel>(std::move(m));
+namespace {
+
+std::shared_ptr<RegressionsModel> regressions_of(
+    App& app, uint64_t gen, const std::vector<std::shared_ptr<const SeriesView>>& views) {
+  auto m = std::make_shared<RegressionsModel>();
+  m->branch = app.main_branch(gen);
+  std::map<std::tuple<int64_t, std::string, std::string>, std::vector<Store::RegressionEvent>> log;
+  for (auto& e : app.store().regression_events())
+    log[{e.series_id, e.metric, e.commit}].push_back(std::move(e));
+  for (const auto& v : views) {
+    auto reg = current_regression(*v);
+    if (!reg || reg->index >= v->points.size()) continue;
+    const SeriesPoint& p = v->points[reg->index];
+    if (p.commit.empty()) continue;  // a run outside a repository cannot be named
+    RegressionAlert a;
+    a.view = v;
+    a.regression = *reg;
+    a.commit = p.commit;
+    a.subject = p.subject;
+    a.time = p.time;
+    if (reg->index > 0) a.parent = v->points[reg->index - 1].commit;
+    a.commits_since = v->points.size() - 1 - reg->index;
+    auto it = log.find({v->info.id, metric_info(v->metric).name, p.commit});
+    if (it != log.end()) a.events = it->second;
+    a.state = triage_state(a.events.empty() ? "" : a.events.back().action);
+    if (a.state == "open") ++m->open;
+    if (a.state == "acknowledged") ++m->acknowledged;
+    if (!a.is_open()) ++m->closed;
+    m->alerts.push_back(std::move(a));
+  }
+  std::stable_sort(m->alerts.begin(), m->alerts.end(), [](const auto& x, const auto& y) {
+    return std::make_tuple(!x.is_open(), -std::fabs(x.regression.relative)) <
+           std::make_tuple(!y.is_open(), -std::fabs(y.regression.relative));
   });
+  add_gate_alerts(app.store(), *m);
+  return m;
+}
+
+}  // namespace
+
+std::shared_ptr<const RegressionsModel> build_regressions(App& app, uint64_t gen) {
+  return app.regressions_cache().get("all", gen,
+                                     [&] { return regressions_of(app, gen, app.all_views(gen)); });
+}
+
+std::shared_ptr<const RegressionsModel> regressions_by(
+    App& app, uint64_t gen, std::chrono::steady_clock::time_point deadline) {
+  if (auto kept = app.regressions_cache().peek("all", gen)) return kept;
+  auto progress = app.default_views_by(gen, deadline);
+  if (progress.complete()) return build_regressions(app, gen);
+  auto m = regressions_of(app, gen, progress.ready);
+  m->computing = std::move(progress.pending);
+  return m;
 }
 
 const RegressionAlert* find_alert(const RegressionsModel& m, int64_t series_id) {
@@ -86,7 +103,9 @@ nlohmann::json regressions_json(const RegressionsModel& m) {
           {"acknowledged", m.acknowledged},
           {"closed", m.closed},
           {"regressions", list},
-          {"gate_regressions", gate_alerts_json(m)}};
+          {"gate_regressions", gate_alerts_json(m)},
+          {"complete", m.complete()},
+          {"computing", computing_json(m.computing)}};
 }
 
 }  // namespace pg::web

@@ -5,6 +5,7 @@
 // Open until someone acknowledges (still open, but owned), dismisses (with a reason) or marks it
 // fixed; a later regression at another commit is a new alert.
 #pragma once
+#include <chrono>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -45,6 +46,9 @@ struct RegressionsModel {
   std::vector<GateAlert> gate_alerts;   // open first, newest first
   size_t open = 0, acknowledged = 0, closed = 0;
   std::string branch;
+  // Series whose views are still being computed (regressions_by): not in `alerts` or the counts.
+  std::vector<SeriesInfo> computing;
+  bool complete() const { return computing.empty(); }
 };
 
 // One triage event as the API shows it (either log): id, action, reason, author, at.
@@ -67,7 +71,12 @@ std::string triage_state(const std::string& last_action);
 void add_gate_alerts(Store& store, RegressionsModel& m);
 nlohmann::json gate_alerts_json(const RegressionsModel& m);
 
+// Every series' views computed first (and the model kept for `gen`).
 std::shared_ptr<const RegressionsModel> build_regressions(App& app, uint64_t gen);
+// The model as far as the views are computed by `deadline` (App::default_views_by); when some
+// are not, they are listed in `computing` and the model is not kept.
+std::shared_ptr<const RegressionsModel> regressions_by(
+    App& app, uint64_t gen, std::chrono::steady_clock::time_point deadline);
 nlohmann::json regressions_json(const RegressionsModel& m);
 // The alert of one series (nullptr: none), for the overview's badges.
 const RegressionAlert* find_alert(const RegressionsModel& m, int64_t series_id);

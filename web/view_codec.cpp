@@ -4,15 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/version.h"
+#include "web/msgpack_writer.h"
 
 namespace pg::web {
 
 namespace {
 constexpr int kFormat = 1;  // bump when SeriesView or its computation changes meaning
 
-nlohmann::json opt(const std::optional<double>& d) {
-  return d ? nlohmann::json(*d) : nlohmann::json(nullptr);
-}
 std::optional<double> opt(const nlohmann::json& j) {
   return j.is_null() ? std::nullopt : std::optional<double>(j.get<double>());
 }
@@ -28,21 +26,38 @@ std::string view_cache_key(Metric m, const SeriesRules& rules) {
 
 // Arrays, not objects: a 1,000-point view is read at every start-up.
 std::string encode_view(const SeriesView& v) {
-  nlohmann::json pts = nlohmann::json::array();
-  for (const SeriesPoint& p : v.points)
-    pts.push_back({p.commit, p.subject, p.time, p.run_ids, p.median, p.spread.min, p.spread.q1,
-                   p.spread.q3, p.spread.max, p.spread.n, p.flag});
-  nlohmann::json cps = nlohmann::json::array();
-  for (const SeriesChange& c : v.changes)
-    cps.push_back(
-        {c.index, c.commit, c.before, c.after, c.relative, c.p_value, c.direction, c.flagged});
-  nlohmann::json lc = nullptr;
-  if (v.last_compare)
-    lc = {v.last_compare->base, v.last_compare->head, v.last_compare->verdict,
-          opt(v.last_compare->ratio), opt(v.last_compare->p_adjusted)};
-  const nlohmann::json j = {kFormat, pts, cps, lc, v.status, v.skipped_cells};
-  const std::vector<uint8_t> bytes = nlohmann::json::to_msgpack(j);
-  return std::string(bytes.begin(), bytes.end());
+  MsgpackWriter w;
+  w.array(6);
+  w.uint(kFormat);
+  w.array(v.points.size());
+  for (const SeriesPoint& p : v.points) {
+    w.array(11);
+    w.str(p.commit), w.str(p.subject), w.str(p.time);
+    w.array(p.run_ids.size());
+    for (int64_t id : p.run_ids) w.uint(static_cast<uint64_t>(id));
+    w.real(p.median);
+    w.real(p.spread.min), w.real(p.spread.q1), w.real(p.spread.q3), w.real(p.spread.max);
+    w.uint(p.spread.n);
+    w.str(p.flag);
+  }
+  w.array(v.changes.size());
+  for (const SeriesChange& c : v.changes) {
+    w.array(8);
+    w.uint(c.index), w.str(c.commit);
+    w.real(c.before), w.real(c.after), w.real(c.relative), w.real(c.p_value);
+    w.str(c.direction), w.boolean(c.flagged);
+  }
+  if (v.last_compare) {
+    const LastCompare& lc = *v.last_compare;
+    w.array(5);
+    w.str(lc.base), w.str(lc.head), w.str(lc.verdict);
+    for (const auto& d : {lc.ratio, lc.p_adjusted}) d ? w.real(*d) : w.nil();
+  } else {
+    w.nil();
+  }
+  w.str(v.status);
+  w.uint(v.skipped_cells);
+  return w.take();
 }
 
 std::optional<SeriesView> decode_view(std::string_view bytes, const SeriesInfo& info, Metric m,
@@ -87,6 +102,48 @@ std::optional<SeriesView> decode_view(std::string_view bytes, const SeriesInfo& 
     v.status = j[4].get<std::string>();
     v.skipped_cells = j[5].get<size_t>();
     return v;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string change_points_cache_key(Metric m, const std::string& branch,
+                                    const ChangePointOptions& o) {
+  char options[128];
+  std::snprintf(options, sizeof options, "alpha=%.17g permutations=%d seed=%llu min_segment=%zu",
+                o.alpha, o.permutations, static_cast<unsigned long long>(o.seed), o.min_segment);
+  return std::string("changes v") + std::to_string(kFormat) + " " + kVersion + " " +
+         metric_info(m).name + " " + options + " branch=" + branch;
+}
+
+std::string encode_change_points(const std::vector<double>& medians,
+                                 const std::vector<ChangePoint>& changes) {
+  MsgpackWriter w;
+  w.array(3);
+  w.uint(kFormat);
+  w.array(medians.size());
+  for (double m : medians) w.real(m);
+  w.array(changes.size());
+  for (const ChangePoint& c : changes) {
+    w.array(4);
+    w.uint(c.index), w.real(c.before), w.real(c.after), w.real(c.p_value);
+  }
+  return w.take();
+}
+
+std::optional<std::vector<ChangePoint>> decode_change_points(std::string_view bytes,
+                                                             const std::vector<double>& medians) {
+  try {
+    const nlohmann::json j = nlohmann::json::from_msgpack(bytes.begin(), bytes.end());
+    if (!j.is_array() || j.size() != 3 || j[0] != kFormat) return std::nullopt;
+    if (j[1].get<std::vector<double>>() != medians) return std::nullopt;
+    std::vector<ChangePoint> out;
+    for (const auto& a : j[2]) {
+      ChangePoint c{a[0].get<size_t>(), a[1].get<double>(), a[2].get<double>(), a[3].get<double>()};
+      if (c.index >= medians.size()) return std::nullopt;
+      out.push_back(c);
+    }
+    return out;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }

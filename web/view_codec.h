@@ -4,6 +4,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "stats/changepoint.h"
 
 #include "web/series_view.h"
 
@@ -18,5 +21,16 @@ std::string encode_view(const SeriesView& v);
 // nullopt when the bytes are not a view of this format (then the caller recomputes).
 std::optional<SeriesView> decode_view(std::string_view bytes, const SeriesInfo& info, Metric m,
                                       const SeriesRules& rules);
+
+// The change points of a series' medians, kept beside its views: they depend on the medians and
+// the change-point options only, not on the gate settings, so a start with other settings
+// (--alpha, --min-effect) reuses them instead of running the permutation tests again.
+std::string change_points_cache_key(Metric m, const std::string& branch,
+                                    const ChangePointOptions& options);
+std::string encode_change_points(const std::vector<double>& medians,
+                                 const std::vector<ChangePoint>& changes);
+// nullopt unless the bytes hold the change points of exactly these medians.
+std::optional<std::vector<ChangePoint>> decode_change_points(std::string_view bytes,
+                                                             const std::vector<double>& medians);
 
 }  // namespace pg::web

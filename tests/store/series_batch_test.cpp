@@ -54,6 +54,21 @@ TEST(Store, SeriesReadTogetherMatchEachReadAlone) {
     EXPECT_EQ(alone.size(), 4u) << id;  // commit 0 twice
     expect_same(together.at(id), alone);
   }
+  // Only the metrics asked for (serve's tpot views read tpot_ms alone); the rest as before.
+  const auto tpot_only = s.series_samples_of(ids, {"tpot_ms", "no_such_metric"});
+  size_t with_tpot = 0, with_others = 0;
+  for (const auto& [id, samples] : together)
+    for (const SeriesSample& e : samples)
+      with_tpot += e.metrics.count("tpot_ms"), with_others += e.metrics.size() > 1;
+  ASSERT_GT(with_tpot, 0u);  // the filter has something to keep and something to drop
+  ASSERT_GT(with_others, 0u);
+  for (int64_t id : ids) {
+    if (id == 9999) continue;
+    auto expected = together.at(id);
+    for (SeriesSample& e : expected)
+      std::erase_if(e.metrics, [](const auto& m) { return m.first != "tpot_ms"; });
+    expect_same(tpot_only.at(id), expected);
+  }
 }
 
 }  // namespace
