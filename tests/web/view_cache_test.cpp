@@ -28,16 +28,19 @@ std::string body(const std::string& db, const std::string& target) {
   return r ? r->body : "";
 }
 
+// A store at `db` holding the runs of `spec`.
+void seed(const std::string& db, const SeedSpec& spec) {
+  Store s(db);
+  s.import_runs(make_runs(spec));
+}
+
 TEST(ViewCache, KeptAtFirstStartUsedAtRestartRecomputedWhenTheSeriesGrows) {
   TempDir dir;
   const std::string db = dir.file("cache.db");
   SeedSpec spec;
   spec.commits = 12;
   spec.step_at = 8;
-  {
-    Store s(db);
-    s.import_runs(make_runs(spec));
-  }
+  seed(db, spec);
   const std::string first = body(db, "/api/v1/series");
   const int64_t series = count(db, "SELECT count(*) FROM series");
   ASSERT_GT(series, 0);
@@ -112,10 +115,7 @@ TEST(ViewCache, ChangePointsAreReusedUnderOtherGateSettingsWhileTheMediansAreThe
   SeedSpec spec;
   spec.commits = 16;
   spec.step_at = 8;
-  {
-    Store s(db);
-    s.import_runs(make_runs(spec));
-  }
+  seed(db, spec);
   const auto computed = p_values(db, 0.05);
   ASSERT_FALSE(computed.empty());
   for (double p : computed) EXPECT_NE(p, 0.123);
