@@ -4,6 +4,10 @@ torch.compile(mode="reduce-overhead") and as an AOTInductor package (both under 
 
     kernel_breakdown.py compile CONFIG OUT.json [GO_FILE]   # compile, wait for GO_FILE, time, profile
     kernel_breakdown.py aoti PKG.pt2 OUT.json               # the package's "model" program
+    kernel_breakdown.py aoti-static CONFIG OUT.json PKG.pt2 [GO_FILE]
+        exports CONFIG's model at a static T = 1 (the decode program's shape, with its weights)
+        into PKG (Inductor options from the JSON object in $AOTI_OPTIONS), waits for GO_FILE,
+        then times and profiles it as `aoti` does
 
 Times G - 1 = 31 graph replays per repetition, 20 repetitions after 3 warm-up ones (CUDA events),
 then profiles 10 decode steps with torch.profiler and writes the kernels by total GPU time. The
@@ -52,7 +56,42 @@ def capture(step):
     return g.replay
 
 
-def kernels(call, pos):
+def kind(name):
+    for prefix, k in (("triton", "triton"), ("nvjet", "cublas"), ("void cublas", "cublas"),
+                      ("cudnn", "cudnn"), ("void cudnn", "cudnn"), ("Memcpy", "copy"),
+                      ("Memset", "copy")):
+        if name.startswith(prefix):
+            return k
+    return "other"
+
+
+def gaps(trace_path, steps=10):
+    """Idle GPU time before each kernel of the profiled steps (from the chrome trace): per step,
+    summed by the kinds of the kernel before and after, and the kernels with most idle before
+    them. Gaps over 200 µs (the host between steps) are counted apart."""
+    with open(trace_path) as f:
+        ev = [e for e in json.load(f)["traceEvents"]
+              if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e]
+    ev.sort(key=lambda e: e["ts"])
+    pairs, before, long_gaps, total = {}, {}, [], 0.0
+    for a, b in zip(ev, ev[1:]):
+        gap = b["ts"] - (a["ts"] + a["dur"])
+        if gap > 200:
+            long_gaps.append(round(gap, 1))
+            continue
+        gap = max(gap, 0.0)
+        total += gap
+        key = kind(a["name"]) + " -> " + kind(b["name"])
+        pairs[key] = pairs.get(key, 0.0) + gap / steps
+        before[b["name"][:120]] = before.get(b["name"][:120], 0.0) + gap / steps
+    top = sorted(before.items(), key=lambda kv: -kv[1])[:15]
+    return {"idle_us_per_step": total / steps, "kernels_per_step": len(ev) / steps,
+            "by_kinds": {k: round(v, 2) for k, v in sorted(pairs.items(), key=lambda kv: -kv[1])},
+            "most_idle_before": [{"kernel": k, "us_per_step": round(v, 2)} for k, v in top],
+            "gaps_over_200us": long_gaps}
+
+
+def kernels(call, pos, res=None):
     from torch.profiler import ProfilerActivity, profile
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -60,6 +99,10 @@ def kernels(call, pos):
             pos.fill_(P + i)
             call()
         torch.cuda.synchronize()
+    if res is not None:
+        trace = "/tmp/kernel_breakdown_%d.json" % os.getpid()
+        prof.export_chrome_trace(trace)
+        res["gaps"] = gaps(trace)
     rows = []
     for e in prof.key_averages():
         t = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
@@ -70,10 +113,35 @@ def kernels(call, pos):
     return rows[:40]
 
 
+def wait_for(go):
+    """Says it is compiled (GO.ready), then waits for GO: the caller times one process at a time."""
+    if go:
+        open(go + ".ready", "w").close()
+        while not os.path.exists(go):
+            time.sleep(0.5)
+
+
+def export_static(cfg, path):
+    """The model of hf_static at tokens [1, 1], positions [1] with no dynamic dimension, as
+    python/export_hf.py exports its decode program but with the weights in the package."""
+    from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM
+    _, model, facts = hf_static.build(cfg)
+    exportable = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1,
+                                                       max_cache_len=facts["context"],
+                                                       device=torch.device("cuda"))
+    tok = torch.zeros(1, 1, dtype=torch.long, device="cuda")
+    ep = exportable.export(input_ids=tok, cache_position=torch.zeros(1, dtype=torch.long,
+                                                                     device="cuda"))
+    options = json.loads(os.environ.get("AOTI_OPTIONS") or "{}")
+    torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=options)
+
+
 def main():
     mode, out = sys.argv[1], sys.argv[3]
     res = {"mode": mode, "torch": torch.__version__,
-           "caches_off": os.environ.get("TORCHINDUCTOR_FORCE_DISABLE_CACHES") == "1"}
+           "caches_off": os.environ.get("TORCHINDUCTOR_FORCE_DISABLE_CACHES") == "1",
+           "env": {k: v for k, v in os.environ.items()
+                   if k.startswith(("TORCHINDUCTOR_", "CUDA_", "TORCH_"))}}
     tok = torch.zeros(1, 1, dtype=torch.long, device="cuda")
     pos = torch.full((1,), P, dtype=torch.long, device="cuda")
     with torch.no_grad():
@@ -89,15 +157,21 @@ def main():
                     tok.copy_(f(tok, pos)[:, -1].argmax(-1, keepdim=True))
             torch.cuda.synchronize()
             res["compile_s"] = round(time.time() - t0, 1)
-            go = sys.argv[4] if len(sys.argv) > 4 else None
-            while go and not os.path.exists(go):
-                time.sleep(0.5)
+            wait_for(sys.argv[4] if len(sys.argv) > 4 else None)
 
             def call():
                 tok.copy_(f(tok, pos)[:, -1].argmax(-1, keepdim=True))
         else:
             from torch._inductor.package import load_package
-            loader = load_package(sys.argv[2], run_single_threaded=True).loader
+            path = sys.argv[2]
+            if mode == "aoti-static":
+                path = sys.argv[4]
+                t0 = time.time()
+                export_static(hf_static.load_config(sys.argv[2]), path)
+                res["export_compile_s"] = round(time.time() - t0, 1)
+                res["aoti_options"] = os.environ.get("AOTI_OPTIONS")
+                wait_for(sys.argv[5] if len(sys.argv) > 5 else None)
+            loader = load_package(path, run_single_threaded=True).loader
 
             def step():
                 tok.copy_(loader.run([tok, pos])[0][:, -1].argmax(-1, keepdim=True))
@@ -105,10 +179,10 @@ def main():
             res["eager_kernels"] = kernels(step, pos)
         res["graphs"] = tpot(call, pos)
         res["graphs_again"] = tpot(call, pos)
-        res["kernels"] = kernels(call, pos)
+        res["kernels"] = kernels(call, pos, res)
     with open(out, "w") as fh:
         json.dump(res, fh, indent=1)
-    print(mode, sys.argv[2] if mode == "aoti" else "",
+    print(mode, sys.argv[2] if mode.startswith("aoti") else "",
           "caches_off" if res["caches_off"] else "", res["graphs"], res["graphs_again"],
           file=sys.stderr)
 
