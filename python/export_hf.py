@@ -79,6 +79,7 @@ def main():
                           device=args.device,
                           exporter_versions={"transformers": transformers.__version__},
                           decode_program=args.decode_program,
+                          inductor_configs=pe.inductor_configs(args),
                           export=lambda tokens, positions, T: exportable.export(
                               input_ids=tokens, cache_position=positions,
                               dynamic_shapes=None if T is None else

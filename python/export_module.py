@@ -38,7 +38,8 @@ def main():
     out, name = pe.resolved_out(args)
     pe.export_and_package(model, out=out, name=name, batch=args.batch, context=args.context,
                           dtype=args.dtype, device=args.device, exporter_versions={},
-                          decode_program=args.decode_program)
+                          decode_program=args.decode_program,
+                          inductor_configs=pe.inductor_configs(args))
 
 
 if __name__ == "__main__":

@@ -107,6 +107,10 @@ def export_and_package(module, *, out, name, batch, context, dtype, device, expo
     from torch._inductor.package import package_aoti
     package_aoti(out, compiled)
     t_compile = time.time() - t0 - t_export
+    exporter = {"torch": torch.__version__, "python": platform.python_version(), **exporter_versions}
+    if configs:  # part of what made the kernels: shown with the run, like the versions
+        exporter["inductor_configs"] = ",".join(
+            f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in sorted(configs.items()))
     facts = {
         "name": name,
         "dtype": dtype,
@@ -119,8 +123,7 @@ def export_and_package(module, *, out, name, batch, context, dtype, device, expo
         "kv_bytes_per_token": kv_bytes / (batch * context) if kv_bytes else None,
         "weights_sha256": weights_sha256(module),
         "decode_program": DECODE_PROGRAM if decode_program else None,
-        "exporter": {"torch": torch.__version__, "python": platform.python_version(),
-                     **exporter_versions},
+        "exporter": exporter,
         "export_seconds": round(t_export, 1),
         "compile_seconds": round(t_compile, 1),
     }
@@ -143,9 +146,27 @@ def common_arguments(parser):
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="fp32")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--seed", type=int, default=0, help="seed of random weights")
+    parser.add_argument("--inductor-config", metavar="KEY=VALUE", action="append", default=[],
+                        help="an Inductor option for both programs, repeatable; VALUE is JSON "
+                        "(true, 4, \"s\") or else a string. coordinate_descent_tuning=true is "
+                        "gpt-fast's decode setting (docs/OWN_MODEL_AOTI.md)")
     parser.add_argument("--no-decode-program", dest="decode_program", action="store_false",
                         help="package only the program over a symbolic T (no static T = 1 "
                         "decode program; about half the compile time)")
+
+
+def inductor_configs(args):
+    """--inductor-config KEY=VALUE ... as the options dict of torch._inductor.aot_compile."""
+    configs = {}
+    for item in args.inductor_config:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--inductor-config {item}: expected KEY=VALUE")
+        try:
+            configs[key] = json.loads(value)
+        except ValueError:
+            configs[key] = {"True": True, "False": False}.get(value, value)
+    return configs
 
 
 def resolved_out(args):
