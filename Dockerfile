@@ -73,8 +73,9 @@ ENV CUDA_HOME=/opt/perfgate/cuda PATH=/opt/perfgate/cuda/bin:${PATH}
 FROM deps AS build
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 COPY . .
-# The runtime tree in /stage (ci/scripts/stage_runtime.sh): perfgate, and of the venv only the
-# shared libraries of torch/lib and nvidia/*/lib, at the paths perfgate's RUNPATH names; and the
+# The runtime tree in /stage (ci/scripts/stage_runtime.sh): perfgate and perfgate-runner (the
+# LibTorch part `perfgate run` starts), and of the venv only the shared libraries of torch/lib and
+# nvidia/*/lib, at the paths the runner's RUNPATH names; and the
 # list of Debian packages owning the other libraries it links, which the runtime stage installs.
 # ccache's directory is a build cache mount: a rebuild after a source change recompiles only that.
 RUN --mount=type=cache,target=/root/.cache/ccache \
@@ -90,7 +91,7 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
 # as well. Everything in /opt/perfgate is world-readable and owned by root: the job's user cannot
 # change it.
 FROM deps AS ci
-COPY --from=build /stage/usr/local/bin/perfgate /usr/local/bin/perfgate
+COPY --from=build /stage/usr/local/bin/perfgate /stage/usr/local/bin/perfgate-runner /usr/local/bin/
 # The workspace is mounted from the host and belongs to the runner's uid, not to this user: git's
 # '*' accepts it for the git command line; perfgate's libgit2 takes exact paths (/repo here).
 RUN useradd --create-home --uid 10001 perfgate \
@@ -114,7 +115,7 @@ RUN apt-get update -qq \
       ca-certificates git sqlite3 \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /tmp/runtime-packages.txt
 COPY --from=build /stage/opt /opt
-COPY --from=build /stage/usr/local/bin/perfgate /usr/local/bin/perfgate
+COPY --from=build /stage/usr/local/bin/perfgate /stage/usr/local/bin/perfgate-runner /usr/local/bin/
 COPY ci/sweeps /opt/perfgate/ci/sweeps
 # Runs are tagged with the commit of the repository mounted at /repo (the working directory, or
 # --repo /repo), which belongs to the host's user: git and libgit2 must accept it. libgit2 1.5
@@ -124,7 +125,7 @@ RUN useradd --create-home --uid 10001 perfgate \
  && mkdir -p /data /repo && chown 10001 /data \
  && git config --system --add safe.directory /repo \
  && git config --system --add safe.directory '*' \
- && if ldd /usr/local/bin/perfgate | grep 'not found'; then exit 1; fi \
+ && if ldd /usr/local/bin/perfgate /usr/local/bin/perfgate-runner | grep 'not found'; then exit 1; fi \
  && perfgate --version
 USER 10001
 WORKDIR /repo

@@ -11,10 +11,7 @@
 namespace pg::cli {
 
 void add_run_command(CLI::App& root, Action& action) {
-  auto* cmd = root.add_subcommand(
-      "run",
-      "Benchmark sweep -> SQLite. Every flag is also a key of the --config TOML file; list flags "
-      "take comma-separated values and sweep their Cartesian product.");
+  auto* cmd = root.add_subcommand("run", kRunDescription);
   auto flags = std::make_shared<RunFlags>();
   add_run_flags(*cmd, *flags);
   cmd->callback([&action, flags] {

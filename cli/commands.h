@@ -17,13 +17,25 @@ namespace pg::cli {
 
 using Action = std::function<int()>;  // returns the exit code
 
-void add_run_command(CLI::App& root, Action& action);      // cli/cmd_run.cpp
+inline constexpr const char* kRunDescription =
+    "Benchmark sweep -> SQLite. Every flag is also a key of the --config TOML file; list flags "
+    "take comma-separated values and sweep their Cartesian product.";
+// The executable that runs `perfgate run` (LibTorch): beside `perfgate` (cli/CMakeLists.txt).
+inline constexpr const char* kRunnerExecutable = "perfgate-runner";
+
+// cli/cmd_run.cpp in perfgate-runner; in perfgate, cli/runner_exec.cpp lists it for --help.
+void add_run_command(CLI::App& root, Action& action);
 void add_compare_command(CLI::App& root, Action& action);  // cli/cmd_compare.cpp
 void add_changes_command(CLI::App& root, Action& action);  // cli/cmd_changes.cpp
 void add_serve_command(CLI::App& root, Action& action);    // cli/cmd_serve.cpp
 void add_export_command(CLI::App& root, Action& action);   // cli/cmd_export.cpp
 void add_runs_command(CLI::App& root, Action& action);     // cli/cmd_export.cpp
 void add_init_command(CLI::App& root, Action& action);     // cli/cmd_init.cpp
+
+// perfgate only (cli/runner_exec.cpp): replaces this process with perfgate-runner and the same
+// arguments; returns (exit 4, with a message) only if it cannot be started.
+int run_in_runner(int argc, char** argv);
+std::string runner_path();
 
 // Opens --db read-only; a path that does not exist is a usage error (exit 2), never a new empty
 // store: a mistyped --db must not look like an empty history. cli/open_db.cpp.

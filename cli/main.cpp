@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "common/errors.h"
@@ -13,6 +14,10 @@ int main(int argc, char** argv) {
   // Past `ulimit -f` the kernel would kill us with SIGXFSZ mid-write; ignored, the write fails
   // with EFBIG instead, which becomes exit 4 with a message naming the file (docs/STORE.md).
   signal(SIGXFSZ, SIG_IGN);
+#ifndef PERFGATE_RUNNER_BINARY
+  // This executable links no LibTorch; the runner beside it does (cli/runner_exec.cpp).
+  if (argc > 1 && std::string_view(argv[1]) == "run") return pg::cli::run_in_runner(argc, argv);
+#endif
   CLI::App app{"perfgate: reproducible performance-regression CI for LM inference"};
   app.set_version_flag("--version", std::string("perfgate ") + pg::kVersion);
   app.require_subcommand(1);

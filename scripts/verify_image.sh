@@ -50,8 +50,8 @@ for part in "${parts[@]}"; do
   runtime)
     start "$name:runtime"
     mounts=(-v "$work/repo:/repo:ro" -v "$work/data:/data")
-    check "runtime: ldd finds every library of perfgate" \
-      inside bash -c '! ldd /usr/local/bin/perfgate | grep "not found"'
+    check "runtime: ldd finds every library of perfgate and perfgate-runner" \
+      inside bash -c '! ldd /usr/local/bin/perfgate /usr/local/bin/perfgate-runner | grep "not found"'
     check "runtime: perfgate --version runs as uid 10001" inside perfgate --version
     check "runtime: the working directory is /repo" test "$(inside pwd)" = /repo
     check "runtime: a tiny CPU sweep runs as uid 10001" inside perfgate run "${sweep[@]}" --db /data/runtime.db
@@ -65,7 +65,7 @@ for part in "${parts[@]}"; do
     echo "runtime: what takes the space"
     # shellcheck disable=SC2016  # expanded in the container
     inside bash -c 'site=$(echo /opt/perfgate/venv/lib/python3*/site-packages)
-      for d in /usr /usr/local/bin/perfgate "$site/torch/lib" "$site"/nvidia/* "$site"/nvidia/*/lib/*; do
+      for d in /usr /usr/local/bin/perfgate /usr/local/bin/perfgate-runner "$site/torch/lib" "$site"/nvidia/* "$site"/nvidia/*/lib/*; do
         du -sh "$d"; done | sort -rh | head -24' || true
     ;;
   ci)

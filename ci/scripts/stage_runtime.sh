@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stages perfgate's runtime tree under DEST, as the Docker runtime image holds it:
-#   DEST/usr/local/bin/perfgate
-#   DEST<site-packages>/torch/lib, DEST<site-packages>/nvidia/*/lib   (the paths perfgate's
+#   DEST/usr/local/bin/perfgate, DEST/usr/local/bin/perfgate-runner (the LibTorch part, which
+#       `perfgate run` starts from beside perfgate: cli/CMakeLists.txt)
+#   DEST<site-packages>/torch/lib, DEST<site-packages>/nvidia/*/lib   (the paths the runner's
 #       RUNPATH names; shared libraries only: no headers, static archives, compiler or Python
 #       files, and none of the libraries below that nothing perfgate loads refers to)
 #   DEST/runtime-packages.txt   the Debian packages owning the other libraries perfgate links
@@ -16,13 +17,16 @@ if [ "${1:-}" = --link ]; then
 fi
 bin=${1:?usage: stage_runtime.sh [--link] PERFGATE DEST}
 dest=${2:?usage: stage_runtime.sh [--link] PERFGATE DEST}
-[ -x "$bin" ] || {
-  echo "stage_runtime: $bin is not an executable" >&2
-  exit 2
-}
-torch_lib=$(readelf -d "$bin" | sed -n 's/.*runpath: \[\(.*\)\]/\1/p' | tr ':' '\n' | grep '/torch/lib$' | head -1)
+runner=$(dirname "$bin")/perfgate-runner
+for b in "$bin" "$runner"; do
+  [ -x "$b" ] || {
+    echo "stage_runtime: $b is not an executable" >&2
+    exit 2
+  }
+done
+torch_lib=$(readelf -d "$runner" | sed -n 's/.*runpath: \[\(.*\)\]/\1/p' | tr ':' '\n' | grep '/torch/lib$' | head -1)
 [ -n "$torch_lib" ] || {
-  echo "stage_runtime: $bin names no .../torch/lib in its RUNPATH" >&2
+  echo "stage_runtime: $runner names no .../torch/lib in its RUNPATH" >&2
   exit 2
 }
 site=${torch_lib%/torch/lib}
@@ -45,8 +49,9 @@ find "$dest$site" \( -type f -o -type l \) \( -name '*.a' -o -name '*.h' -o -nam
 find "$dest$site" -depth -type d -empty -delete
 mkdir -p "$dest$site/nvidia"
 cp "$bin" "$dest/usr/local/bin/perfgate"
+cp "$runner" "$dest/usr/local/bin/perfgate-runner"
 # Libraries outside the venv, by owning Debian package (the runtime image installs these).
-ldd "$bin" | awk '$3 ~ /^\// && $3 !~ /site-packages/ && $3 !~ /^\/usr\/local\/cuda/ {
+{ ldd "$bin"; ldd "$runner"; } | awk '$3 ~ /^\// && $3 !~ /site-packages/ && $3 !~ /^\/usr\/local\/cuda/ {
     n = split($3, p, "/"); print p[n - 1] "/" p[n] }' |
   xargs -rI{} dpkg -S '*/{}' | cut -d: -f1 | sort -u >"$dest/runtime-packages.txt"
 [ -s "$dest/runtime-packages.txt" ] || {

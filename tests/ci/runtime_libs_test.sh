@@ -3,8 +3,9 @@
 # stages the runtime tree as the Dockerfile's build stage does (hard links), then, in a private
 # mount namespace, the CUDA toolkit (/usr/local/cuda*) is hidden and the venv's site-packages is
 # replaced by the staged torch/lib and nvidia/ (what the runtime stage copies, nothing else).
-# There, `ldd perfgate` must resolve every library, `perfgate --version` must run, and a one-cell
-# CPU sweep must store a run (LibTorch really loads). This is the check that perfgate does not
+# There, `ldd` of perfgate and of perfgate-runner (beside it) must resolve every library,
+# `perfgate --version` must run, and a one-cell CPU sweep through `perfgate run` (which starts
+# perfgate-runner) must store a run (LibTorch really loads). This is the check that perfgate does not
 # depend on the toolkit at run time (libcudart.so.13 comes from the wheel's nvidia/cu13/lib).
 # Usage: runtime_libs_test.sh /path/to/perfgate
 set -euo pipefail
@@ -36,8 +37,9 @@ if [ -z "${PG_RUNTIME_NS:-}" ]; then
   exit "$rc"
 fi
 stash=$2
+runner=$(dirname "$pg")/perfgate-runner
 
-torch_lib=$(readelf -d "$pg" | sed -n 's/.*runpath: \[\(.*\)\]/\1/p' | tr ':' '\n' | grep '/torch/lib$' | head -1)
+torch_lib=$(readelf -d "$runner" | sed -n 's/.*runpath: \[\(.*\)\]/\1/p' | tr ':' '\n' | grep '/torch/lib$' | head -1)
 staged_site="$stash/stage${torch_lib%/torch/lib}"
 site=$(realpath "$torch_lib/../..")
 mkdir -p "$stash/work"
@@ -60,8 +62,9 @@ check() {
 }
 check "the toolkit is hidden (no libcudart under /usr/local/cuda)" bash -c '! ls /usr/local/cuda*/lib*/libcudart.so* >/dev/null 2>&1'
 check "the venv holds only torch/lib and nvidia" bash -c "[ \"\$(ls '$site')\" = \"\$(printf 'nvidia\ntorch')\" ] && [ \"\$(ls '$site/torch')\" = lib ]"
-ldd "$pg" >"$stash/work/ldd" 2>&1 || true
-check "ldd resolves every library" bash -c "! grep 'not found' '$stash/work/ldd'"
+{ ldd "$pg"; ldd "$runner"; } >"$stash/work/ldd" 2>&1 || true
+check "ldd resolves every library of perfgate and perfgate-runner" bash -c "! grep 'not found' '$stash/work/ldd'"
+check "perfgate itself loads no LibTorch" bash -c "! ldd '$pg' | grep -q 'libtorch\|libc10'"
 grep 'not found' "$stash/work/ldd" || true
 check "perfgate --version runs" "$pg" --version
 cd "$stash/work"

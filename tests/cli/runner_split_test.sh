@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `perfgate` links no LibTorch (so serve, compare and the rest start without loading it) and hands
+# `perfgate run` to perfgate-runner beside it (cli/runner_exec.cpp). Checked on the real binaries:
+# - perfgate's dynamic section names no LibTorch library; perfgate-runner's does;
+# - `perfgate run` through a symlink in another directory still finds the runner beside the real
+#   file, keeps its arguments (a bad flag's message and exit 2 are the runner's), and stores a run;
+# - a perfgate copied without its runner says which file is missing, and exits 4.
+# Usage: runner_split_test.sh /path/to/perfgate
+set -uo pipefail
+pg=$(realpath "${1:?usage: runner_split_test.sh /path/to/perfgate}")
+work=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-split-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failures=0
+check() {
+  local what=$1
+  shift
+  if "$@"; then echo "ok   - $what"; else
+    echo "FAIL - $what"
+    failures=$((failures + 1))
+  fi
+}
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+check "perfgate needs no LibTorch library" bash -c "! grep -q 'libtorch\|libc10' <<<'$(needed "$pg")'"
+check "perfgate-runner needs LibTorch" grep -q libtorch <<<"$(needed "$(dirname "$pg")/perfgate-runner")"
+check "perfgate --help lists run" grep -q '^  run ' <<<"$("$pg" --help)"
+
+mkdir -p "$work/bin" "$work/repo"
+ln -s "$pg" "$work/bin/perfgate"
+git -C "$work/repo" init -q
+git -C "$work/repo" -c user.email=t@t -c user.name=t commit -q --allow-empty -m one
+out=$("$work/bin/perfgate" run --model tiny --device cpu --batch-sizes 0 --db "$work/r.db" 2>&1)
+rc=$?
+check "a bad flag of run: the runner's exit 2 (got $rc)" test "$rc" -eq 2
+check "... and its message names the flag" grep -q -- '--batch-sizes' <<<"$out"
+"$work/bin/perfgate" run --model tiny --device cpu --batch-sizes 1 --seq-lens 4 --gen-tokens 2 \
+  --warmup 0 --reps 2 --repo "$work/repo" --db "$work/r.db" --quiet
+check "run through a symlink stores a run" grep -q complete <<<"$("$pg" runs --db "$work/r.db")"
+
+cp "$pg" "$work/alone"
+out=$("$work/alone" run --model tiny --device cpu --db "$work/x.db" 2>&1)
+rc=$?
+check "without its runner: exit 4 (got $rc)" test "$rc" -eq 4
+check "... naming the missing file" grep -q "$work/perfgate-runner" <<<"$out"
+echo "$out"
+echo "$failures failed"
+[ "$failures" -eq 0 ]
