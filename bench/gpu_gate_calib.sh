@@ -27,12 +27,12 @@ build() {
   cmake --build build-gpu -j"$(nproc)" --target perfgate >"$out/build-$1.log" 2>&1 ||
     { grep -E "error" -A3 "$out/build-$1.log" | head -40; exit 1; }
 }
-build 0 && cp build-gpu/perfgate /tmp/pg-shipped
+build 0 && mkdir -p /tmp/pg-shipped && cp build-gpu/perfgate build-gpu/perfgate-runner /tmp/pg-shipped/
 echo "build shipped: $(($(date +%s) - t0)) s"
-build "$every" && cp build-gpu/perfgate /tmp/pg-slowed
+build "$every" && mkdir -p /tmp/pg-slowed && cp build-gpu/perfgate build-gpu/perfgate-runner /tmp/pg-slowed/
 echo "build slowed (copy every $every layers): $(($(date +%s) - t0)) s"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/nvidia-smi.txt"
-/tmp/pg-shipped --version | tee "$out/perfgate-version.txt"
+/tmp/pg-shipped/perfgate --version | tee "$out/perfgate-version.txt"
 
 repo=/tmp/gpucal/repo
 rm -rf /tmp/gpucal && mkdir -p $repo
@@ -43,8 +43,8 @@ for s in A B C; do git -C $repo worktree add -q --detach /tmp/gpucal/wt-$s "${!s
 echo "$A $B $C" >"$out/shas.txt"
 sweep=ci/sweeps/gpu-default.toml
 one() {  # one SIDE DB: one run of the sweep at commit SIDE (A, B: shipped; C: slowed)
-  local t bin=/tmp/pg-shipped
-  [ "$1" = C ] && bin=/tmp/pg-slowed
+  local t bin=/tmp/pg-shipped/perfgate
+  [ "$1" = C ] && bin=/tmp/pg-slowed/perfgate
   t=$(date +%s.%N)
   "$bin" run --config $sweep --repo "/tmp/gpucal/wt-$1" --db "$2" --quiet >/dev/null || echo "run failed: $*"
   echo "$(basename "$2") $1 $(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')" >>"$out/runs.log"
