@@ -1,6 +1,6 @@
 // A MessagePack writer for the few types the view cache stores (arrays, strings, unsigned
 // integers, doubles, booleans, nil), straight into a string: building an nlohmann::json tree first
-// cost a tenth of a series view's computation. nlohmann::json::from_msgpack reads what it writes.
+// cost a tenth of a series view's computation. web/msgpack_reader.h reads it back.
 #pragma once
 #include <bit>
 #include <cstdint>

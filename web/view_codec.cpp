@@ -1,19 +1,15 @@
 #include "web/view_codec.h"
 
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
 #include "common/version.h"
+#include "web/msgpack_reader.h"
 #include "web/msgpack_writer.h"
 
 namespace pg::web {
 
 namespace {
 constexpr int kFormat = 1;  // bump when SeriesView or its computation changes meaning
-
-std::optional<double> opt(const nlohmann::json& j) {
-  return j.is_null() ? std::nullopt : std::optional<double>(j.get<double>());
-}
 }  // namespace
 
 std::string view_cache_key(Metric m, const SeriesRules& rules) {
@@ -63,46 +59,45 @@ std::string encode_view(const SeriesView& v) {
 std::optional<SeriesView> decode_view(std::string_view bytes, const SeriesInfo& info, Metric m,
                                       const SeriesRules& rules) {
   try {
-    const nlohmann::json j = nlohmann::json::from_msgpack(bytes.begin(), bytes.end());
-    if (!j.is_array() || j.size() != 6 || j[0] != kFormat) return std::nullopt;
+    MsgpackReader r(bytes);
+    if (r.array() != 6 || r.integer() != kFormat) return std::nullopt;
     SeriesView v;
     v.info = info;
     v.metric = m;
     v.rules = rules;
-    v.points.reserve(j[1].size());
-    for (const auto& a : j[1]) {
-      SeriesPoint p;
-      p.commit = a[0].get<std::string>();
-      p.subject = a[1].get<std::string>();
-      p.time = a[2].get<std::string>();
-      p.run_ids = a[3].get<std::vector<int64_t>>();
-      p.median = a[4].get<double>();
-      p.spread = {a[5].get<double>(), a[6].get<double>(), a[7].get<double>(), a[8].get<double>(),
-                  a[9].get<size_t>()};
-      p.flag = a[10].get<std::string>();
+    v.points.resize(r.array());
+    for (SeriesPoint& p : v.points) {
+      if (r.array() != 11) return std::nullopt;
+      p.commit = r.str(), p.subject = r.str(), p.time = r.str();
+      p.run_ids.resize(r.array());
+      for (int64_t& id : p.run_ids) id = r.integer();
+      p.median = r.real();
+      p.spread.min = r.real(), p.spread.q1 = r.real(), p.spread.q3 = r.real();
+      p.spread.max = r.real(), p.spread.n = r.count();
+      p.flag = r.str();
       if (p.run_ids.empty()) return std::nullopt;
-      v.points.push_back(std::move(p));
     }
-    for (const auto& a : j[2]) {
-      SeriesChange c;
-      c.index = a[0].get<size_t>();
-      c.commit = a[1].get<std::string>();
-      c.before = a[2].get<double>();
-      c.after = a[3].get<double>();
-      c.relative = a[4].get<double>();
-      c.p_value = a[5].get<double>();
-      c.direction = a[6].get<std::string>();
-      c.flagged = a[7].get<bool>();
+    v.changes.resize(r.array());
+    for (SeriesChange& c : v.changes) {
+      if (r.array() != 8) return std::nullopt;
+      c.index = r.count(), c.commit = r.str();
+      c.before = r.real(), c.after = r.real(), c.relative = r.real(), c.p_value = r.real();
+      c.direction = r.str(), c.flagged = r.boolean();
       if (c.index >= v.points.size()) return std::nullopt;
-      v.changes.push_back(std::move(c));
     }
-    if (!j[3].is_null())
-      v.last_compare = LastCompare{j[3][0].get<std::string>(), j[3][1].get<std::string>(),
-                                   j[3][2].get<std::string>(), opt(j[3][3]), opt(j[3][4])};
-    v.status = j[4].get<std::string>();
-    v.skipped_cells = j[5].get<size_t>();
+    if (!r.nil()) {
+      if (r.array() != 5) return std::nullopt;
+      LastCompare lc;
+      lc.base = r.str(), lc.head = r.str(), lc.verdict = r.str();
+      for (auto* d : {&lc.ratio, &lc.p_adjusted})
+        if (!r.nil()) *d = r.real();
+      v.last_compare = std::move(lc);
+    }
+    v.status = r.str();
+    v.skipped_cells = r.count();
+    if (!r.done()) return std::nullopt;
     return v;
-  } catch (const nlohmann::json::exception&) {
+  } catch (const MsgpackError&) {
     return std::nullopt;
   }
 }
@@ -134,17 +129,20 @@ std::string encode_change_points(const std::vector<double>& medians,
 std::optional<std::vector<ChangePoint>> decode_change_points(std::string_view bytes,
                                                              const std::vector<double>& medians) {
   try {
-    const nlohmann::json j = nlohmann::json::from_msgpack(bytes.begin(), bytes.end());
-    if (!j.is_array() || j.size() != 3 || j[0] != kFormat) return std::nullopt;
-    if (j[1].get<std::vector<double>>() != medians) return std::nullopt;
-    std::vector<ChangePoint> out;
-    for (const auto& a : j[2]) {
-      ChangePoint c{a[0].get<size_t>(), a[1].get<double>(), a[2].get<double>(), a[3].get<double>()};
+    MsgpackReader r(bytes);
+    if (r.array() != 3 || r.integer() != kFormat) return std::nullopt;
+    if (r.array() != medians.size()) return std::nullopt;
+    for (double m : medians)
+      if (r.real() != m) return std::nullopt;
+    std::vector<ChangePoint> out(r.array());
+    for (ChangePoint& c : out) {
+      if (r.array() != 4) return std::nullopt;
+      c.index = r.count(), c.before = r.real(), c.after = r.real(), c.p_value = r.real();
       if (c.index >= medians.size()) return std::nullopt;
-      out.push_back(c);
     }
+    if (!r.done()) return std::nullopt;
     return out;
-  } catch (const nlohmann::json::exception&) {
+  } catch (const MsgpackError&) {
     return std::nullopt;
   }
 }

@@ -162,5 +162,55 @@ TEST(ViewCache, AViewReadsBackTheSameAcrossEveryMessagePackSizeClass) {
   EXPECT_EQ(web::series_view_json(*back), web::series_view_json(v));
 }
 
+// A small view with every optional part present.
+web::SeriesView small_view() {
+  web::SeriesView v;
+  v.info.id = 3;
+  for (size_t i = 0; i < 12; ++i) {
+    web::SeriesPoint p;
+    p.commit = std::string(40, static_cast<char>('a' + i));
+    p.subject = "commit " + std::to_string(i);
+    p.time = "2026-12-01T00:00:00Z";
+    p.run_ids = {static_cast<int64_t>(10 + i)};
+    p.median = 2.5 + (i >= 6 ? 1.0 : 0.0) + 0.001 * static_cast<double>(i);
+    p.spread = {-1.5, 0.25, 3.0, 4.125, i};
+    v.points.push_back(std::move(p));
+  }
+  v.changes.push_back({6, v.points[6].commit, 2.5, 3.5, 0.4, 0.005, "regression", true});
+  v.last_compare = web::LastCompare{"a", "b", "unchanged", 1.001, std::nullopt};
+  v.status = "steady";
+  return v;
+}
+
+// Stores may hold views that nlohmann's to_msgpack wrote (float32 where a double fits exactly,
+// the smallest integers): they read back as the same view.
+TEST(ViewCache, AViewWrittenByNlohmannReadsBackTheSame) {
+  const web::SeriesView v = small_view();
+  const std::string ours = web::encode_view(v);
+  const auto theirs = nlohmann::json::to_msgpack(nlohmann::json::from_msgpack(ours));
+  ASSERT_NE(std::string(theirs.begin(), theirs.end()), ours);  // float32 for 2.5, -1.5, ...
+  auto back = web::decode_view({reinterpret_cast<const char*>(theirs.data()), theirs.size()},
+                               v.info, v.metric, v.rules);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(web::series_view_json(*back), web::series_view_json(v));
+}
+
+// A damaged body (cut short anywhere, or with bytes after its end) is no view: recomputed, never a
+// crash or a half-read view.
+TEST(ViewCache, ADamagedBodyIsNoView) {
+  const web::SeriesView v = small_view();
+  const std::string body = web::encode_view(v);
+  for (size_t n = 0; n < body.size(); ++n)
+    EXPECT_FALSE(web::decode_view(std::string_view(body).substr(0, n), v.info, v.metric, v.rules))
+        << "cut at " << n << " of " << body.size();
+  EXPECT_FALSE(web::decode_view(body + '\x00', v.info, v.metric, v.rules));
+  const std::vector<double> medians = {1.0, 2.0, 3.0};
+  const std::string cps = web::encode_change_points(medians, {{1, 1.0, 2.5, 0.01}});
+  ASSERT_TRUE(web::decode_change_points(cps, medians));
+  for (size_t n = 0; n < cps.size(); ++n)
+    EXPECT_FALSE(web::decode_change_points(std::string_view(cps).substr(0, n), medians));
+  EXPECT_FALSE(web::decode_change_points(cps, {1.0, 2.0, 3.5}));  // other medians: not these
+}
+
 }  // namespace
 }  // namespace pg::webtest
