@@ -7,7 +7,8 @@ python/perfgate_bench.py's measure() to see what the --exec helper adds.
     compile_baseline.py CONFIG P G REPS [WAIT_FILE]
 
 Compiles first, then waits for WAIT_FILE (if given) before timing, so that no compile on the
-host disturbs it. Prints one JSON object."""
+host disturbs it. $INDUCTOR_CONFIG (KEY=VALUE, VALUE JSON) sets one Inductor option, as
+python/export_hf.py's --inductor-config does for the package. Prints one JSON object."""
 import json
 import os
 import statistics
@@ -22,6 +23,10 @@ import perfgate_bench as pb  # noqa: E402  (python/, on the path through hf_stat
 cfg_path, P, G, reps, warmup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), 3
 wait_file = sys.argv[5] if len(sys.argv) > 5 else None
 device = os.environ.get("BASELINE_DEVICE", "cuda")
+if os.environ.get("INDUCTOR_CONFIG"):
+    import torch._inductor.config  # noqa: E402
+    key, _, value = os.environ["INDUCTOR_CONFIG"].partition("=")
+    torch._inductor.config.patch({key: json.loads(value)}).__enter__()
 dtype = os.environ.get("BASELINE_DTYPE", "bf16")
 cfg = hf_static.load_config(cfg_path)
 wrapped, _, facts = hf_static.build(cfg, device=device, dtype=dtype)
@@ -31,7 +36,8 @@ ppos = torch.arange(P, device=device)
 tok = torch.zeros(1, 1, dtype=torch.long, device=device)
 pos = torch.zeros(1, dtype=torch.long, device=device)
 out = {"config": cfg_path, "context": facts["context"], "prompt_len": P, "gen_tokens": G,
-       "reps": reps, "warmup": warmup, "torch": torch.__version__}
+       "reps": reps, "warmup": warmup, "torch": torch.__version__,
+       "inductor_config": os.environ.get("INDUCTOR_CONFIG")}
 
 
 class Clock:

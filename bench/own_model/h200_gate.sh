@@ -17,7 +17,9 @@
 # Knobs (environment): ROUNDS (3), DEADLINE (565), EXEC_PROBE (1; 0 skips the --exec timings),
 # SINGLE (0; 1 also exports the base with --no-decode-program and times both packages, with
 # CUDA graphs, in alternating processes before the gate),
-# EXEC_GATE (0; 1 also gates through --exec), and for a dry run on a CPU: PG_DEVICE=cpu,
+# EXEC_GATE (0; 1 also gates through --exec), INDUCTOR_CONFIG (e.g. coordinate_descent_tuning=true:
+# one Inductor option, given to the exports as --inductor-config and to the torch.compile peer),
+# and for a dry run on a CPU: PG_DEVICE=cpu,
 # PG_DTYPE=fp32, MODEL_CONFIG=<a tiny config>, PERFGATE_BIN=<a built perfgate> (no build).
 set -u
 OUT=${1:?usage: h200_gate.sh OUTDIR}
@@ -57,9 +59,11 @@ fi
 # std::regex then crashes on the process's libstdc++ (docs/OWN_MODEL_AOTI.md): the system g++.
 export_pkg() {  # $1 = dir, $2 = context, $3... = more export_hf.py arguments
   local dir=$1 ctx=$2; shift 2
+  local inductor=()
+  [ -n "${INDUCTOR_CONFIG:-}" ] && inductor=(--inductor-config "$INDUCTOR_CONFIG")
   CXX=/usr/bin/g++ CC=/usr/bin/gcc python3 python/export_hf.py --config "$CONFIG" \
     --name llama-1.1b --out "$dir/llama-b{batch}.pt2" --batch 1 --context "$ctx" --dtype "$DTYPE" \
-    --device "$DEVICE" "$@" > "$dir.log" 2>&1
+    --device "$DEVICE" "${inductor[@]}" "$@" > "$dir.log" 2>&1
   echo "export rc=$?" >> "$dir.log"
 }
 export_pkg "$W/pkg_base" "$CTX_BASE" & E1=$!
