@@ -18,7 +18,7 @@ set -euo pipefail
 store=$1
 shift
 [ -f "$store" ] || { echo "web_warm_bench: no store at $store" >&2; exit 2; }
-for t in curl sqlite3 python3; do
+for t in curl python3; do
   command -v "$t" >/dev/null || { echo "web_warm_bench: $t not installed" >&2; exit 2; }
 done
 work=${WORK:-$(mktemp -d /tmp/perfgate-warm-bench.XXXXXX)}
@@ -40,6 +40,10 @@ for arg in "$@"; do
   names+=("$name")
 done
 
+sql() { python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for row in db.execute(sys.argv[2]): print(*row)
+db.commit()' "$@"; }  # the sqlite3 shell need not be installed
 now() { date +%s.%N; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", (b - a) * 1000 }'; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -84,10 +88,10 @@ one_case() {  # name case extra-args...
 
 echo "# perfgate serve start-up, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "store: $store ($(du -h "$store" | cut -f1), $(sqlite3 "$store" 'SELECT count(*) FROM runs') runs, $(sqlite3 "$store" 'SELECT count(*) FROM series') series)"
+echo "store: $store ($(du -h "$store" | cut -f1), $(sql "$store" 'SELECT count(*) FROM runs') runs, $(sql "$store" 'SELECT count(*) FROM series') series)"
 for name in "${names[@]}"; do
   cp "$store" "$work/$name.db"
-  sqlite3 "$work/$name.db" 'DELETE FROM view_cache'
+  sql "$work/$name.db" 'DELETE FROM view_cache'
 done
 echo
 echo "| binary | case | start to listening (ms) | start to first overview (ms) | first overview complete | start to complete overview (ms) | serve CPU by then (s) | load (1 min) |"

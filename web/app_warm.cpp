@@ -51,10 +51,17 @@ void App::warm(const std::atomic<bool>& stop, unsigned threads, uint64_t gen) {
   // The rest is computed, reading the series of one environment together: the same runs
   // measured them, so their cells share pages.
   std::map<Environment, std::vector<int64_t>> by_env;
+  size_t n_missing = 0;
   for (size_t i = 0; i < list->size(); ++i)
-    if (missing[i]) by_env[(*list)[i].env].push_back((*list)[i].id);
+    if (missing[i]) by_env[(*list)[i].env].push_back((*list)[i].id), ++n_missing;
+  // At most a share of the work per group, so that every thread has some even when one
+  // environment holds all the series.
+  const size_t most = std::max<size_t>(1, (n_missing + 2 * threads - 1) / (2 * threads));
   std::vector<std::vector<int64_t>> groups;
-  for (auto& [env, ids] : by_env) groups.push_back(std::move(ids));
+  for (auto& [env, ids] : by_env)
+    for (size_t at = 0; at < ids.size(); at += most)
+      groups.emplace_back(ids.begin() + static_cast<ptrdiff_t>(at),
+                          ids.begin() + static_cast<ptrdiff_t>(std::min(ids.size(), at + most)));
   parallel_for(groups.size(), threads, stop, [&](size_t g) {
     // Of the stored metrics, the tpot view reads tpot_ms only (cells without repetitions).
     auto samples = store().series_samples_of(groups[g], {metric_info(Metric::tpot_ms).name});

@@ -234,7 +234,9 @@ void Server::serve() {
       // Every series' default view now, then again whenever a page finds views of newer data
       // missing; pages answer meanwhile with what is ready (App::default_views_by). After the
       // first pass, the chart bundle's gzip, so the first chart does not wait for it.
-      impl->app.warm_loop(impl->stopping, std::clamp(std::thread::hardware_concurrency(), 1u, 4u),
+      // Every core: at a first start the warm-up is the only work there is, and requests still
+      // answer within their wait (docs/PERFORMANCE_WEB.md measures 2 and 16 cores).
+      impl->app.warm_loop(impl->stopping, std::clamp(std::thread::hardware_concurrency(), 1u, 16u),
                           [] {
                             if (const Asset* a = find_asset("plotly.min.js")) a->gzipped();
                           });
