@@ -8,25 +8,12 @@
 # empty Inductor cache ("cold") and in one that loads the code that process left ("warm").
 #   bash bench/own_model/aoti_vs_compile.sh OUTDIR       (OUTDIR gets one tarball)
 set -u
-OUT=${1:?usage: aoti_vs_compile.sh OUTDIR}
-ROOT=$PWD W=/tmp/avc R=/tmp/avc/res CONFIG=$PWD/bench/own_model/llama_1b.json
-KB=bench/own_model/kernel_breakdown.py
-rm -rf "$W"; mkdir -p "$W" "$R" "$OUT"
-T0=$(date +%s)
-log() { echo "[$(($(date +%s) - T0)) s] $*" | tee -a "$R/log.txt"; }
-late() { [ $(($(date +%s) - T0)) -gt "${DEADLINE:-500}" ]; }
-trap 'tar -czf "$OUT/aoti_vs_compile.tar.gz" -C "$R" .' EXIT
-# shellcheck source=SCRIPTDIR/../device_env.sh
-source bench/device_env.sh
-echo "$device_info" > "$R/device.txt"
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu \
-  --format=csv -l 1 > "$R/gpu_clocks.csv" 2>&1 &
-CLOCKS=$!
+ROOT=$PWD CONFIG=$PWD/bench/own_model/llama_1b.json KB=bench/own_model/kernel_breakdown.py
+# shellcheck source=SCRIPTDIR/../device_call.sh
+source bench/device_call.sh "${1:?usage: aoti_vs_compile.sh OUTDIR}" aoti_vs_compile
 export CXX=/usr/bin/g++ CC=/usr/bin/gcc
 log "phase 1: build, two exports, two torch.compile processes (compile only), in parallel"
-( cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release "${PLOTLY_ARGS[@]}" > "$W/cmake.log" 2>&1 &&
-    cmake --build build-gpu -j8 --target perfgate >> "$W/cmake.log" 2>&1
-  echo "build rc=$?" >> "$W/cmake.log" ) &
+build_perfgate 8 &
 JOBS=($!)
 for v in default cdt; do
   flag=(); [ "$v" = cdt ] && flag=(--inductor-config coordinate_descent_tuning=true)
@@ -95,5 +82,4 @@ for f in sorted(os.listdir(sys.argv[1])):
         print(f"{f:28s} step {d['graphs']['tpot_ms_median']*1e3:7.1f} / {d['graphs_again']['tpot_ms_median']*1e3:7.1f} us"
               f"  idle {g.get('idle_us_per_step', 0):6.1f} us  kernels/step {g.get('kernels_per_step', 0):5.1f}")
 PY
-kill "$CLOCKS"
 log "done"

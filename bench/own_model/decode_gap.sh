@@ -8,23 +8,11 @@
 #   bash bench/own_model/decode_gap.sh OUTDIR     (OUTDIR gets one tarball: the device returns
 #                                                  at most 8 files)
 set -u
-OUT=${1:?usage: decode_gap.sh OUTDIR}
-ROOT=$PWD W=/tmp/decgap R=/tmp/decgap/res CONFIG=$PWD/bench/own_model/llama_1b.json
-rm -rf "$W"; mkdir -p "$W" "$R" "$OUT"
-T0=$(date +%s)
-log() { echo "[$(($(date +%s) - T0)) s] $*" | tee -a "$R/log.txt"; }
-late() { [ $(($(date +%s) - T0)) -gt "${DEADLINE:-480}" ]; }  # the call's limit is 600 s
-trap 'tar -czf "$OUT/decode_gap.tar.gz" -C "$R" .' EXIT
-# shellcheck source=SCRIPTDIR/../device_env.sh
-source bench/device_env.sh
-echo "$device_info" > "$R/device.txt"
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu \
-  --format=csv -l 1 > "$R/gpu_clocks.csv" 2>&1 &
-CLOCKS=$!
+ROOT=$PWD CONFIG=$PWD/bench/own_model/llama_1b.json
+# shellcheck source=SCRIPTDIR/../device_call.sh
+source bench/device_call.sh "${1:?usage: decode_gap.sh OUTDIR}" decode_gap
 log "phase 1: build, two exports, three torch.compile processes (compile only), in parallel"
-( cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release "${PLOTLY_ARGS[@]}" > "$W/cmake.log" 2>&1 &&
-    cmake --build build-gpu -j12 --target perfgate >> "$W/cmake.log" 2>&1
-  echo "build rc=$?" >> "$W/cmake.log" ) &
+build_perfgate 12 &
 JOBS=($!)
 for v in decode single; do
   flag=(); [ "$v" = single ] && flag=(--no-decode-program)
@@ -71,5 +59,5 @@ done
 "$ROOT/build-gpu/perfgate" export --db "$R/runs.db" > "$R/runs.json" 2>&1
 late || python3 bench/own_model/kernel_breakdown.py compile "$CONFIG" "$R/compile_warm.json" 2>&1 |
   grep -v Warn | tail -n 2 | tee -a "$R/log.txt"
-kill "$CLOCKS"
+
 log "done"

@@ -8,20 +8,9 @@
 # whose "gaps" holds the idle time before each kernel of 10 profiled steps.
 #   bash bench/own_model/gap_probe.sh OUTDIR        (OUTDIR gets one tarball)
 set -u
-OUT=${1:?usage: gap_probe.sh OUTDIR}
-W=/tmp/gapprobe R=/tmp/gapprobe/res CONFIG=$PWD/bench/own_model/llama_1b.json
-KB=bench/own_model/kernel_breakdown.py
-rm -rf "$W"; mkdir -p "$W" "$R" "$OUT"
-T0=$(date +%s)
-log() { echo "[$(($(date +%s) - T0)) s] $*" | tee -a "$R/log.txt"; }
-late() { [ $(($(date +%s) - T0)) -gt "${DEADLINE:-500}" ]; }
-trap 'tar -czf "$OUT/gap_probe.tar.gz" -C "$R" .' EXIT
-# shellcheck source=SCRIPTDIR/../device_env.sh
-source bench/device_env.sh
-echo "$device_info" > "$R/device.txt"
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu \
-  --format=csv -l 1 > "$R/gpu_clocks.csv" 2>&1 &
-CLOCKS=$!
+CONFIG=$PWD/bench/own_model/llama_1b.json KB=bench/own_model/kernel_breakdown.py
+# shellcheck source=SCRIPTDIR/../device_call.sh
+source bench/device_call.sh "${1:?usage: gap_probe.sh OUTDIR}" gap_probe
 export CXX=/usr/bin/g++ CC=/usr/bin/gcc
 VARIANT=${VARIANT_OPTIONS:-'{"coordinate_descent_tuning": true}'}
 echo "variant options: $VARIANT" >> "$R/log.txt"
@@ -77,5 +66,4 @@ for f in sorted(os.listdir(sys.argv[1])):
         print(f"{f:40s} step {d['graphs']['tpot_ms_median']*1e3:7.1f} us  idle {g.get('idle_us_per_step', 0):6.1f} us  "
               f"kernels/step {g.get('kernels_per_step', 0):5.1f}  {list(g.get('by_kinds', {}).items())[:4]}")
 PY
-kill "$CLOCKS"
 log "done"

@@ -51,15 +51,8 @@ for d in /usr/local/cuda*; do
   [ -d "$d" ] && mount -t tmpfs -o mode=755 tmpfs "$(realpath "$d")"
 done
 
-failures=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then echo "ok   - $what"; else
-    echo "FAIL - $what"
-    failures=$((failures + 1))
-  fi
-}
+# shellcheck source=tests/common/check.sh
+source "$(dirname "$0")/../common/check.sh"
 check "the toolkit is hidden (no libcudart under /usr/local/cuda)" bash -c '! ls /usr/local/cuda*/lib*/libcudart.so* >/dev/null 2>&1'
 check "the venv holds only torch/lib and nvidia" bash -c "[ \"\$(ls '$site')\" = \"\$(printf 'nvidia\ntorch')\" ] && [ \"\$(ls '$site/torch')\" = lib ]"
 { ldd "$pg"; ldd "$runner"; } >"$stash/work/ldd" 2>&1 || true

@@ -10,24 +10,17 @@ set -uo pipefail
 pg=$(realpath "${1:?usage: runner_split_test.sh /path/to/perfgate}")
 work=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-split-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-failures=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then echo "ok   - $what"; else
-    echo "FAIL - $what"
-    failures=$((failures + 1))
-  fi
-}
+# shellcheck source=tests/common/check.sh
+source "$(dirname "$0")/../common/check.sh"
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 check "perfgate needs no LibTorch library" bash -c "! grep -q 'libtorch\|libc10' <<<'$(needed "$pg")'"
 check "perfgate-runner needs LibTorch" grep -q libtorch <<<"$(needed "$(dirname "$pg")/perfgate-runner")"
 check "perfgate --help lists run" grep -q '^  run ' <<<"$("$pg" --help)"
 
-mkdir -p "$work/bin" "$work/repo"
+mkdir -p "$work/bin"
 ln -s "$pg" "$work/bin/perfgate"
-git -C "$work/repo" init -q
-git -C "$work/repo" -c user.email=t@t -c user.name=t commit -q --allow-empty -m one
+init_repo "$work/repo"
+git -C "$work/repo" commit -q --allow-empty -m one
 out=$("$work/bin/perfgate" run --model tiny --device cpu --batch-sizes 0 --db "$work/r.db" 2>&1)
 rc=$?
 check "a bad flag of run: the runner's exit 2 (got $rc)" test "$rc" -eq 2
