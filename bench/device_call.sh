@@ -2,7 +2,7 @@
 # Sourced by the scripts that run one experiment in one call on the GPU machine, in the project's
 # root:  source bench/device_call.sh OUTDIR NAME
 # - W=/tmp/NAME (emptied) for scratch, R=$W/res for results, packed into OUTDIR/NAME.tar.gz when
-#   the script exits (the device returns at most 8 files);
+#   the script exits or calls save (the device returns at most 8 files);
 # - log MESSAGE: echoed and appended to $R/log.txt with the seconds since the start;
 # - late: true past $DEADLINE seconds (default 500; a call's limit is 600 s);
 # - bench/device_env.sh sourced (the Debian packages, $PLOTLY_ARGS, $device_info in
@@ -16,7 +16,9 @@ mkdir -p "$R" "$OUT"
 T0=$(date +%s)
 log() { echo "[$(($(date +%s) - T0)) s] $*" | tee -a "$R/log.txt"; }
 late() { [ $(($(date +%s) - T0)) -gt "${DEADLINE:-500}" ]; }
-trap 'kill "$CLOCKS" 2> /dev/null; tar -czf "$OUT/$NAME.tar.gz" -C "$R" .' EXIT
+# save: packs what is in $R now (also on exit), so a call stopped at its time limit returns it.
+save() { tar -czf "$OUT/$NAME.tar.gz" -C "$R" .; }
+trap 'kill "$CLOCKS" 2> /dev/null; save' EXIT
 # shellcheck source=SCRIPTDIR/device_env.sh
 source bench/device_env.sh
 echo "$device_info" > "$R/device.txt"

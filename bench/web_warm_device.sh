@@ -18,9 +18,12 @@ build-gpu/tests/web/web_seed --db "$W"/store.db --commits 1000 --envs 10 \
   --batch-sizes 1,4,8,16 --seq-lens 64,256,512 --gen-tokens 32 --reps 10 --step-at 750 \
   --step-models tiny > "$R/seed.txt" 2>&1
 log "seed rc=$? $(du -h "$W"/store.db | cut -f1)"
+save
 WORK=$W/all bash bench/web_warm_bench.sh "$W"/store.db after=build-gpu/perfgate \
   > "$R/warm_all_cores.md" 2>&1
 log "all cores rc=$?"
+save
+late && { log "out of time before the 2-core run"; exit 0; }
 WORK=$W/two taskset -c 0,1 bash bench/web_warm_bench.sh "$W"/store.db \
   after=build-gpu/perfgate > "$R/warm_2_cores.md" 2>&1
 log "2 cores rc=$?"
