@@ -69,6 +69,9 @@ TEST_F(AotiE2E, MeasuredLikeABuiltInModelAndFingerprinted) {
   EXPECT_EQ(run["env"]["aoti_weights_sha256"],
             "aoti:tiny b1=" + sidecar()["weights_sha256"].get<std::string>());
   EXPECT_EQ(run["env"]["exporter_torch"], sidecar()["exporter"]["torch"]);
+  // The exporter's --inductor-config options made the kernels: recorded and shown with the run.
+  EXPECT_EQ(sidecar()["exporter"]["inductor_configs"], "coordinate_descent_tuning=true");
+  EXPECT_EQ(run["env"]["exporter_inductor_configs"], "coordinate_descent_tuning=true");
   // Decode steps ran through the package's T = 1 program, and the cells are ok: its logits
   // matched the model program's on the same step, so it ran on the prefill's cache.
   EXPECT_EQ(sidecar()["decode_program"], "decode");
