@@ -42,6 +42,9 @@ else
   exec 9>&-
 fi
 "$bin" --version >&2 || pg_die "$bin does not run"
+# `perfgate run` starts perfgate-runner from beside the real file (docs/INSTALL.md).
+runner=$(dirname "$(realpath "$bin")")/perfgate-runner
+[ -x "$runner" ] || pg_die "input 'perfgate': $bin has no perfgate-runner beside it ($runner), which \`perfgate run\` needs"
 if [ -n "${GITHUB_ENV:-}" ]; then
   echo "PERFGATE_BIN=$bin" >>"$GITHUB_ENV"
   # The LibTorch venv of a source install, for a build-command that builds perfgate per side.

@@ -35,5 +35,12 @@ rc=$?
 check "without its runner: exit 4 (got $rc)" test "$rc" -eq 4
 check "... naming the missing file" grep -q "$work/perfgate-runner" <<<"$out"
 echo "$out"
+# The action's install step refuses such a perfgate at once, rather than at the first run.
+out=$(PERFGATE_BIN="$work/alone" "$(dirname "$0")/../../ci/scripts/install.sh" 2>&1)
+rc=$?
+check "the action's install.sh refuses a perfgate without its runner (exit $rc)" test "$rc" -ne 0
+check "... naming it" grep -q "no perfgate-runner beside it" <<<"$out"
+PERFGATE_BIN="$pg" "$(dirname "$0")/../../ci/scripts/install.sh" > /dev/null 2>&1
+check "... and takes perfgate with its runner" test "$?" -eq 0
 echo "$failures failed"
 [ "$failures" -eq 0 ]
