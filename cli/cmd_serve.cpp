@@ -90,8 +90,8 @@ void add_serve_command(CLI::App& root, Action& action) {
       }
       const int rc = web::run_serve(*opt);
       // The server is down and its database closed. Skip the exit-time teardown of the libraries
-      // the binary links (LibTorch's takes 0.5 s or more, and serve never used it), so a signal
-      // ends the process within a second.
+      // the binary links (in perfgate-runner, which serves too, LibTorch's takes 0.5 s or more),
+      // so a signal ends the process within a second.
       std::fflush(nullptr);
       std::_Exit(rc);
     };
