@@ -34,7 +34,7 @@ void add_init_command(CLI::App& root, Action& action);     // cli/cmd_init.cpp
 
 // perfgate only (cli/runner_exec.cpp): replaces this process with perfgate-runner and the same
 // arguments; returns (exit 4, with a message) only if it cannot be started.
-int run_in_runner(int argc, char** argv);
+int run_in_runner(char** argv);
 std::string runner_path();
 
 // Opens --db read-only; a path that does not exist is a usage error (exit 2), never a new empty

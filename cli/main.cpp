@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   signal(SIGXFSZ, SIG_IGN);
 #ifndef PERFGATE_RUNNER_BINARY
   // This executable links no LibTorch; the runner beside it does (cli/runner_exec.cpp).
-  if (argc > 1 && std::string_view(argv[1]) == "run") return pg::cli::run_in_runner(argc, argv);
+  if (argc > 1 && std::string_view(argv[1]) == "run") return pg::cli::run_in_runner(argv);
 #endif
   CLI::App app{"perfgate: reproducible performance-regression CI for LM inference"};
   app.set_version_flag("--version", std::string("perfgate ") + pg::kVersion);

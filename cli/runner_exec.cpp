@@ -31,8 +31,7 @@ std::string own_directory() {
 
 std::string runner_path() { return own_directory() + "/" + kRunnerExecutable; }
 
-int run_in_runner(int argc, char** argv) {
-  (void)argc;
+int run_in_runner(char** argv) {
   const std::string runner = runner_path();
   execv(runner.c_str(), argv);  // returns only on failure
   std::fprintf(stderr,
