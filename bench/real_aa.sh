@@ -2,14 +2,16 @@
 # The false-alarm rate of the gate on real CPU runs of this machine: PAIRS independent A/A gates,
 # each with its own database. Base and head are two commits with no change in between,
 # benchmarked in ROUNDS alternating rounds (base head, head base, ...) as the workflow does. Then
-# AB_PAIRS A/B gates whose head runs with the wheel's MKL restricted to SSE4.2 (genuinely slower)
-# give the detection rate. Each gate is evaluated at the defaults and at --min-effect 0.10.
+# AB_PAIRS A/B gates whose head preloads the spinning allocator (tests/common/slow_alloc.cpp:
+# genuine extra work on any x86-64 CPU, shown to be slower first) give the detection rate. Each
+# gate is evaluated at the defaults and at --min-effect 0.10.
 # The result goes to stdout and, as Markdown, to OUT (default bench/real_aa.md).
-#   bench/real_aa.sh [--pairs 20] [--rounds 2] [--ab-pairs 5] [--sweep FILE] [--perfgate BIN] [--out FILE]
+#   bench/real_aa.sh [--pairs 20] [--rounds 2] [--ab-pairs 5] [--sweep FILE] [--perfgate BIN]
+#                    [--slow-alloc build/libpg_slow_alloc.so] [--slow-us 400] [--out FILE]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 pairs=20 rounds=2 ab_pairs=5 sweep="$root/tests/ci/gate_sweep.toml" pg="$root/build/perfgate"
-out="$root/bench/real_aa.md"
+out="$root/bench/real_aa.md" slow_alloc="$root/build/libpg_slow_alloc.so" slow_us=400
 while [ $# -gt 0 ]; do
   case $1 in
     --pairs) pairs=$2 ;;
@@ -17,6 +19,8 @@ while [ $# -gt 0 ]; do
     --ab-pairs) ab_pairs=$2 ;;
     --sweep) sweep=$2 ;;
     --perfgate) pg=$2 ;;
+    --slow-alloc) slow_alloc=$2 ;;
+    --slow-us) slow_us=$2 ;;
     --out) out=$2 ;;
     *) echo "real_aa.sh: unknown argument $1" >&2 && exit 2 ;;
   esac
@@ -25,6 +29,13 @@ done
 pg=$(realpath "$pg")
 # shellcheck source=../tests/ci/real_gate_lib.sh
 source "$root/tests/ci/real_gate_lib.sh"
+# shellcheck source=../tests/common/slow_side.sh
+source "$root/tests/common/slow_side.sh"
+slow=$(slow_env "$slow_alloc" "$slow_us")
+if ((ab_pairs > 0)); then
+  # shellcheck disable=SC2086  # $slow is a list of VAR=VALUE words
+  slow_side_check "$pg" "$sweep" 1.3 $slow
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-realaa-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 read -r A B C < <(real_repo "$tmp")
@@ -56,7 +67,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 results="$tmp/results.txt"
 for ((i = 1; i <= pairs; i++)); do gate aa "$i" "$tmp/wt-B" "$B" | tee -a "$results"; done
 for ((i = 1; i <= ab_pairs; i++)); do
-  gate ab "$i" "$tmp/wt-C" "$C" MKL_ENABLE_INSTRUCTIONS=SSE4_2 | tee -a "$results"
+  gate ab "$i" "$tmp/wt-C" "$C" "$slow" | tee -a "$results"
 done
 elapsed=$(($(date +%s) - start))
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -74,7 +85,7 @@ def summary(kind):
     return n, count("0"), count("1"), count("3"), ratios
 lines = ["| gates | kind | pass (0) | regression (1) | inconclusive (3) | gates with a significant improvement | regression (1) at --min-effect 0.10 | worst-cell ratio, min / median / max |",
          "| --: | --- | --: | --: | --: | --: | --: | --- |"]
-for kind, label in (("aa", "A/A (no change)"), ("ab", "A/B (MKL SSE4.2 head)")):
+for kind, label in (("aa", "A/A (no change)"), ("ab", "A/B (spinning-allocator head)")):
     n, p, reg, inc, ratios = summary(kind)
     if n == 0:
         continue

@@ -5,10 +5,11 @@
 # judged: bench/real_gates_eval.sh judges every kept database with any perfgate binary, so a new
 # decision rule is tried on the same real measurements as the old one.
 #   bench/real_gates_collect.sh --dir DIR [--kind aa|ab] [--gates 100] [--rounds 3]
-#        [--head-env VAR=VALUE] [--sweep FILE] [--perfgate BIN]
+#        [--head-env "VAR=VALUE ..."] [--sweep FILE] [--perfgate BIN]
 # DIR gets repo/ (commits A, B = A, C), wt-{A,B,C}/ and KIND-I.db; A/A gates run head B,
-# A/B gates run head C with HEAD_ENV set for the head's runs only (e.g.
-# MKL_ENABLE_INSTRUCTIONS=SSE4_2, a genuinely slower BLAS path).
+# A/B gates run head C with HEAD_ENV set for the head's runs only. For a genuinely slower head on
+# any x86-64 CPU: --head-env "LD_PRELOAD=$PWD/build/libpg_slow_alloc.so PG_SLOW_ALLOC_US=400"
+# (tests/common/slow_alloc.cpp); A/B gates first check that it is at least 1.3x slower.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir="" kind=aa gates=100 rounds=3 head_env="" sweep="$root/tests/ci/gate_sweep.toml"
@@ -36,6 +37,12 @@ dir=$(realpath "$dir")
 # shas.txt holds "A B C"; the worktrees of the same names are what the runs need.
 head_wt="$dir/wt-B"
 [ "$kind" = ab ] && head_wt="$dir/wt-C"
+if [ "$kind" = ab ] && [ -n "$head_env" ]; then
+  # shellcheck source=../tests/common/slow_side.sh
+  source "$root/tests/common/slow_side.sh"
+  # shellcheck disable=SC2086  # a list of VAR=VALUE words
+  slow_side_check "$pg" "$sweep" 1.3 $head_env
+fi
 for ((i = 1; i <= gates; i++)); do
   db="$dir/$kind-$i.db"
   [ -f "$db.done" ] && continue

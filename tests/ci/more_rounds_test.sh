@@ -10,18 +10,24 @@
 #   powered       the README change at min-effect 10 (an 11x slowdown) and alpha 0.5: powered at
 #                 its first look even with this machine's drift, it stops there (3 rounds of
 #                 max-rounds 4) and passes
-#   slow          a head whose MKL runs SSE4.2 (a genuinely slower matmul path) at min-effect
-#                 0.25, rounds 3, max-rounds 5: a regression ends the rounds at the look that
-#                 found it; without one, they run to max-rounds
+#   slow          a head that preloads the spinning allocator (genuinely slower, shown first
+#                 by slow_side_check) at min-effect 0.25, rounds 3, max-rounds 5: a regression
+#                 ends the rounds at the look that found it; without one, they run to max-rounds
 # The false-alarm bound of the looks is checked by tests/stats (SequentialLooks).
-# Usage: more_rounds_test.sh /path/to/perfgate
+# Usage: more_rounds_test.sh /path/to/perfgate /path/to/libpg_slow_alloc.so
 set -euo pipefail
-PERFGATE_REAL=$(realpath "${1:?usage: more_rounds_test.sh /path/to/perfgate}")
+usage="usage: more_rounds_test.sh /path/to/perfgate /path/to/libpg_slow_alloc.so"
+PERFGATE_REAL=$(realpath "${1:?$usage}")
 export PERFGATE_REAL
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/common/check.sh
 source "$here/../common/check.sh"
+# shellcheck source=tests/common/slow_side.sh
+source "$here/../common/slow_side.sh"
+slow=$(slow_env "$(realpath "${2:?$usage}")")
+# shellcheck disable=SC2086  # $slow is a list of VAR=VALUE words
+slow_side_check "$PERFGATE_REAL" "$here/gate_sweep.toml" 1.6 $slow
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-rounds-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -45,8 +51,8 @@ git -C "$proj" checkout -q -b pr-noop main
 echo "docs only" >>"$proj/README.md"
 git -C "$proj" commit -qam "docs: no code change"
 git -C "$proj" checkout -q -b pr-slow main
-echo "MKL_ENABLE_INSTRUCTIONS=SSE4_2" >"$proj/perf.env"
-git -C "$proj" commit -qam "build: restrict MKL to SSE4.2 (slower matmuls)"
+tr ' ' '\n' <<<"$slow" >"$proj/perf.env"
+git -C "$proj" commit -qam "build: an allocator that spins (slower tensor allocations)"
 git -C "$proj" checkout -q main
 scripts="$root/ci/scripts"
 

@@ -29,12 +29,14 @@ real_repo() {
 
 # real_round PERFGATE SWEEP DB ROUND BASE_WT HEAD_WT [HEAD_ENV]: round number ROUND in the order
 # ci/scripts/pr_bench.sh uses (odd rounds base then head, even rounds head then base).
-# HEAD_ENV (e.g. MKL_ENABLE_INSTRUCTIONS=SSE4_2) applies to the head's runs only.
+# HEAD_ENV, space-separated VAR=VALUE words (the slow side of tests/common/slow_side.sh's
+# slow_env), applies to the head's runs only.
 real_round() {
   local pg=$1 sweep=$2 db=$3 round=$4 base_wt=$5 head_wt=$6 head_env=${7:-}
   local -a base_run=("$pg" run --config "$sweep" --repo "$base_wt" --db "$db" --quiet)
   local -a head_run=("$pg" run --config "$sweep" --repo "$head_wt" --db "$db" --quiet)
-  if [ -n "$head_env" ]; then head_run=(env "$head_env" "${head_run[@]}"); fi
+  # shellcheck disable=SC2206  # HEAD_ENV is a list of words on purpose
+  if [ -n "$head_env" ]; then head_run=(env $head_env "${head_run[@]}"); fi
   if ((round % 2)); then
     "${base_run[@]}" >/dev/null
     "${head_run[@]}" >/dev/null
