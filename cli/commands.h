@@ -31,6 +31,7 @@ void add_serve_command(CLI::App& root, Action& action);    // cli/cmd_serve.cpp
 void add_export_command(CLI::App& root, Action& action);   // cli/cmd_export.cpp
 void add_runs_command(CLI::App& root, Action& action);     // cli/cmd_export.cpp
 void add_init_command(CLI::App& root, Action& action);     // cli/cmd_init.cpp
+void add_import_command(CLI::App& root, Action& action);   // cli/cmd_import.cpp
 
 // perfgate only (cli/runner_exec.cpp): replaces this process with perfgate-runner and the same
 // arguments; returns (exit 4, with a message) only if it cannot be started.

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   pg::cli::add_serve_command(app, action);
   pg::cli::add_export_command(app, action);
   pg::cli::add_runs_command(app, action);
+  pg::cli::add_import_command(app, action);
   pg::cli::add_init_command(app, action);
   try {
     app.parse(argc, argv);

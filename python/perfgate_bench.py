@@ -25,6 +25,7 @@ stdout. An out-of-memory error is reported as an `oom` line, any other exception
 line (and re-raised, so its traceback reaches stderr, which perfgate keeps in the cell's reason).
 """
 
+import hashlib
 import json
 import math
 import os
@@ -172,8 +173,21 @@ class _CudaClock:
         return [ev[i].elapsed_time(ev[i + 1]) for i in range(len(ev) - 1)]
 
 
+def _harness():
+    """This file's SHA-256 (first 16 hex digits) and path: which timing harness produced the
+    samples, stored in the run's fingerprint as engine.perfgate_bench. In CI the action puts the
+    pinned perfgate's copy first on PYTHONPATH (docs/OPERATORS.md)."""
+    path = os.path.abspath(__file__)
+    try:
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        digest = "unreadable"
+    return f"{digest} {path}"
+
+
 def _versions(extra):
-    v = {"python": platform.python_version()}
+    v = {"python": platform.python_version(), "perfgate_bench": _harness()}
     torch = sys.modules.get("torch")
     if torch is not None:
         v["torch"] = str(torch.__version__)

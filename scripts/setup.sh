@@ -14,6 +14,7 @@ APT_PACKAGES=(
   libgit2-dev libsqlite3-dev sqlite3 libcpp-httplib-dev nlohmann-json3-dev libcli11-dev
   libtomlplusplus-dev libfmt-dev libspdlog-dev libgtest-dev libgmock-dev
   chromium wrk yamllint nginx-light clang-format shellcheck ccache
+  bubblewrap cron at
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

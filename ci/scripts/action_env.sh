@@ -23,11 +23,12 @@ awk -v a="$PERFGATE_ALPHA" 'BEGIN { exit !(a + 0 == a && a > 0 && a < 1) }' ||
   awk -v m="$PERFGATE_MIN_EFFECT" 'BEGIN { exit !(m + 0 == m && m >= 0) }' ||
   pg_die "input 'min-effect' must be a number >= 0 or 'auto', got '$PERFGATE_MIN_EFFECT'"
 case $PERFGATE_CORRECTION in holm | bh) ;; *) pg_die "input 'correction' must be holm or bh" ;; esac
+case $PERFGATE_SANDBOX in bwrap | none) ;; *) pg_die "input 'sandbox' must be bwrap or none, got '$PERFGATE_SANDBOX'" ;; esac
 if [ -n "$PERFGATE_RUN_AS" ]; then
   [[ $PERFGATE_RUN_AS =~ ^[a-z_][a-z0-9_-]*$ ]] || pg_die "input 'run-as' must be a user name"
 fi
 
-for var in PERFGATE_SWEEP PERFGATE_CHECKOUT PERFGATE_DB PERFGATE_WORK PERFGATE_RUN_AS \
+for var in PERFGATE_SWEEP PERFGATE_CHECKOUT PERFGATE_DB PERFGATE_WORK PERFGATE_RUN_AS PERFGATE_SANDBOX \
   PERFGATE_PASS_ENV PERFGATE_PREPARE PERFGATE_BUILD_COMMAND PERFGATE_MAIN_BRANCH PERFGATE_ALPHA \
   PERFGATE_MIN_EFFECT PERFGATE_CORRECTION PERFGATE_ROUNDS PERFGATE_MAX_ROUNDS PERFGATE_MAX_SECONDS \
   PERFGATE_MAIN_ROUNDS \
@@ -37,4 +38,4 @@ for var in PERFGATE_SWEEP PERFGATE_CHECKOUT PERFGATE_DB PERFGATE_WORK PERFGATE_R
   case $value in *$'\n'*) pg_die "$var must be one line" ;; esac
   echo "$var=$value" >>"$GITHUB_ENV"
 done
-pg_log "settings: sweep $PERFGATE_SWEEP, store $PERFGATE_DB, alpha $PERFGATE_ALPHA, min effect $PERFGATE_MIN_EFFECT ($PERFGATE_CORRECTION), rounds $PERFGATE_ROUNDS (at most $PERFGATE_MAX_ROUNDS, ${PERFGATE_MAX_SECONDS} s), measured code runs as ${PERFGATE_RUN_AS:-$(id -un)}"
+pg_log "settings: sweep $PERFGATE_SWEEP, store $PERFGATE_DB, alpha $PERFGATE_ALPHA, min effect $PERFGATE_MIN_EFFECT ($PERFGATE_CORRECTION), rounds $PERFGATE_ROUNDS (at most $PERFGATE_MAX_ROUNDS, ${PERFGATE_MAX_SECONDS} s), measured code runs as ${PERFGATE_RUN_AS:-$(id -un)} (sandbox: $PERFGATE_SANDBOX)"

@@ -45,8 +45,22 @@ fi
 # `perfgate run` starts perfgate-runner from beside the real file (docs/INSTALL.md).
 runner=$(dirname "$(realpath "$bin")")/perfgate-runner
 [ -x "$runner" ] || pg_die "input 'perfgate': $bin has no perfgate-runner beside it ($runner), which \`perfgate run\` needs"
+# The --exec timing harness (python/perfgate_bench.py) of this trusted perfgate: put first on the
+# measured code's PYTHONPATH (sandbox.sh), so a benchmark that imports perfgate_bench times with
+# the pinned copy, not with one the pull request edited. A source install has it in its tree; a
+# release carries it beside the binary (python/) or in share/perfgate/python.
+harness=""
+for dir in "$PG_CI_DIR/../python" "$(dirname "$(realpath "$bin")")/python" \
+  "$(dirname "$(realpath "$bin")")/../share/perfgate/python"; do
+  if [ -f "$dir/perfgate_bench.py" ]; then
+    harness=$(cd "$dir" && pwd)
+    break
+  fi
+done
+[ -n "$harness" ] || pg_log "no perfgate_bench.py beside $bin: --exec benchmarks use their own harness"
 if [ -n "${GITHUB_ENV:-}" ]; then
   echo "PERFGATE_BIN=$bin" >>"$GITHUB_ENV"
+  echo "PERFGATE_HARNESS_DIR=$harness" >>"$GITHUB_ENV"
   # The LibTorch venv of a source install, for a build-command that builds perfgate per side.
   if [ -z "${PERFGATE_PYTHON:-}" ] && [ -f "$(dirname "$(dirname "$bin")")/python" ]; then
     echo "PERFGATE_PYTHON=$(cat "$(dirname "$(dirname "$bin")")/python")" >>"$GITHUB_ENV"

@@ -6,8 +6,9 @@
 # Trust model (docs/OPERATORS.md): these scripts, the perfgate binary that computes the verdict
 # (PERFGATE_BIN) and the sweep come from a trusted ref: the action's pinned commit, or the base
 # branch. The code of the pull request is only ever *measured*: it is cloned into a sandbox
-# directory, and its prepare/build commands and the benchmark run there as PERFGATE_RUN_AS, a
-# user that owns nothing persistent and never sees a token.
+# directory, and its prepare/build commands and the benchmark run there in a disposable
+# container (sandbox.sh) as PERFGATE_RUN_AS, a user that owns nothing persistent and never sees
+# a token. What it produces reaches the trusted side as documents the trusted perfgate validates.
 #
 #   PERFGATE_SWEEP                 sweep TOML, a path in the measured checkout; on a pull request
 #                                  it is read from the merge-base, not from the head
@@ -18,6 +19,7 @@
 #   PERFGATE_DB                    the runner's persistent store (default: $HOME/perfgate/perfgate.db)
 #   PERFGATE_WORK                  this job's trusted scratch directory ($RUNNER_TEMP/perfgate)
 #   PERFGATE_RUN_AS                user that runs the measured code (empty: the current user)
+#   PERFGATE_SANDBOX               bwrap (default: a bubblewrap container per command) or none
 #   PERFGATE_PASS_ENV              names of variables passed to the measured code (space-separated)
 #   PERFGATE_PREPARE               command run in each measured checkout before benchmarking
 #                                  (exports the model artifact); empty: none
@@ -51,6 +53,7 @@ PG_SCRIPTS="$PG_CI_DIR/scripts"
 : "${PERFGATE_WORK:=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/perfgate}"
 : "${PERFGATE_CHECKOUT:=}"
 : "${PERFGATE_RUN_AS:=}"
+: "${PERFGATE_SANDBOX:=bwrap}"
 : "${PERFGATE_PASS_ENV:=}"
 : "${PERFGATE_PREPARE:=}"
 : "${PERFGATE_BUILD_COMMAND:=}"
@@ -166,7 +169,7 @@ pg_run_ids() {
   "$bin" export --db "$db" --format csv | awk -F, 'NR > 1 { print $1 }' | sort -un
 }
 
-# One alternating round of a pull request's gate, number ROUND, into the sandbox's database DB:
+# One alternating round of a pull request's gate, number ROUND, into the trusted database DB:
 # odd rounds base then head, even rounds head then base, so that a position effect and linear
 # drift do not always land on the same side. No base run when the base is reused or unbuilt.
 # (Job state: BASE_BIN, BASE_SRC, BASE_SHA, HEAD_BIN, HEAD_SRC, HEAD_SHA, REUSED.)
@@ -185,13 +188,4 @@ pg_gate_round() {
       pg_bench "$HEAD_BIN" "$HEAD_SRC" "$db"
     fi
   done
-}
-
-# Copies the job's database out of the sandbox to DEST, for the trusted perfgate to read. The
-# benchmark processes have ended: the file (and a WAL a crash left) is the whole database.
-pg_gate_db_copy() {
-  local dest=$1
-  rm -f "$dest" "$dest-wal" "$dest-shm"
-  cp "$GATE_DB_SANDBOX" "$dest" 2>/dev/null || pg_log "no database in the sandbox: no run finished"
-  if [ -f "$GATE_DB_SANDBOX-wal" ]; then cp "$GATE_DB_SANDBOX-wal" "$dest-wal"; fi
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Push to the main branch: benchmark the pushed commit into the runner's persistent store for the
 # trend. Main's code is merged, reviewed code: it is cloned, prepared, built and run as the
-# runner's own user (the one user that writes the store), in a fresh directory of this job. No
-# token exists in this step; main_submit.sh, a later step, submits the new runs.
+# runner's own user, in a fresh directory of this job, inside the sandbox's container all the
+# same (sandbox.sh); the trusted perfgate imports each run's result into the store, created
+# private (0700 directory, 0600 file). No token exists in this step; main_submit.sh, a later
+# step, submits the new runs.
 # Outputs: head-sha, runs-csv, run-ids.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -14,7 +16,9 @@ repo=$(pg_checkout)
 head_sha=$(git -C "$repo" rev-parse HEAD)
 [ -f "$repo/$PERFGATE_SWEEP" ] || pg_die "input 'sweep': $repo/$PERFGATE_SWEEP does not exist"
 rm -f "$(pg_state_file)"
-mkdir -p "$PERFGATE_WORK" "$(dirname "$PERFGATE_DB")" "$PERFGATE_ARTIFACTS"
+mkdir -p "$PERFGATE_WORK" "$PERFGATE_ARTIFACTS"
+# The store holds every run of the trend: only the runner's user may read or write it.
+[ -d "$(dirname "$PERFGATE_DB")" ] || (umask 077 && mkdir -p "$(dirname "$PERFGATE_DB")")
 SWEEP="$PERFGATE_WORK/sweep.toml"
 cp "$repo/$PERFGATE_SWEEP" "$SWEEP"
 
@@ -52,3 +56,23 @@ csv="$PERFGATE_ARTIFACTS/perfgate-runs.csv"
 pg_output head-sha "$head_sha"
 pg_output runs-csv "$csv"
 pg_output run-ids "$new_ids"
+
+# A push whose benchmark is broken (no run stored, or every cell of every run failed) stores
+# nothing the trend can use: the job fails, and the summary says why.
+broken="no run was stored"
+for id in $new_ids; do
+  doc=$("$bin" export --db "$PERFGATE_DB" --run "$id" --format json)
+  if grep -q '"status":"ok"' <<<"$doc"; then
+    broken=""
+    break
+  fi
+  reason=$(grep -o '"reason":"[^"]*' <<<"$doc" | head -1 | cut -c11-510 || true)
+  broken="every cell failed; the first: ${reason:-(no reason given)}"
+done
+if [ -n "$broken" ]; then
+  # shellcheck disable=SC2016  # backquotes are Markdown
+  printf '### 💥 perfgate: the benchmark of `%s` is broken\n\n%s\n' "${head_sha:0:7}" \
+    "${broken//\`/\'}" | pg_summary
+  echo "::error title=perfgate::the benchmark of ${head_sha:0:7} is broken; see the job summary"
+  exit 1
+fi

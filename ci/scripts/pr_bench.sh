@@ -1,24 +1,23 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2153  # HEAD_SHA, BASE_SRC, ... are the job state pg_state_load sources
 # Pull request, step 2: benchmark base and head on this runner with the same sweep file, in
-# alternating rounds (pg_gate_round: base head, head base, ...), into the job's own database in
-# the sandbox, as the sandbox user, so that slow drift of the machine falls on both sides alike.
+# alternating rounds (pg_gate_round: base head, head base, ...), as the sandbox user, so that slow
+# drift of the machine falls on both sides alike. Each run's result is imported by the trusted
+# perfgate into the job's gate database in the trusted work directory (pg_bench).
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 pg_state_load
 [[ $PERFGATE_ROUNDS =~ ^[1-9][0-9]*$ ]] || pg_die "PERFGATE_ROUNDS must be a positive integer, got '$PERFGATE_ROUNDS'"
 
-db="$PG_SANDBOX/gate.db"
+db="$PERFGATE_WORK/gate.db"
+rm -f "$db" "$db-wal" "$db-shm"
 if [ "$REUSED" = true ]; then
-  # SQLite's online backup (consistent while another job writes the store), made by the trusted
-  # side, then handed to the sandbox through a pipe: the sandbox user cannot read the store.
-  sqlite3 "$PERFGATE_DB" ".backup '$PERFGATE_WORK/reuse.db'"
-  # shellcheck disable=SC2016  # $1 expands in the sandbox's shell
-  pg_untrusted "$PG_SANDBOX" bash -c 'cat >"$1"' _ "$db" <"$PERFGATE_WORK/reuse.db"
-  rm -f "$PERFGATE_WORK/reuse.db"
+  # SQLite's online backup (consistent while another job writes the store), by the trusted side,
+  # into the trusted work directory: measured code never sees the store.
+  sqlite3 "$PERFGATE_DB" ".backup '$db'"
   pg_log "copied $PERFGATE_DB (with the stored base runs) to $db"
 fi
-pg_state_set GATE_DB_SANDBOX "$db"
+pg_state_set GATE_DB "$db"
 [ -n "$BASE_BIN" ] || [ "$REUSED" = true ] || pg_log "no base build: benchmarking the head only"
 
 start=$(date +%s)

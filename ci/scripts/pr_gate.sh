@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2153  # REPO, HEAD_SHA, ... are the job state pg_state_load sources
 # Pull request, step 3: the trusted perfgate runs the gate (`perfgate compare --base merge-base`)
-# on a copy of the job's database taken out of the sandbox, appends its Markdown to the job
+# on the job's gate database (only the trusted perfgate wrote it), appends its Markdown to the job
 # summary and leaves the JSON report and the CSV for upload. Fails only when the gate itself could
 # not run (exit 2/4); the verdict's consequence is pr_decide.sh's, a later step, so that the
 # artifacts are uploaded in between whatever the verdict.
@@ -11,8 +11,7 @@ source "$(dirname "$0")/lib.sh"
 pg_state_load
 bin=$(pg_trusted_bin)
 
-db="$PERFGATE_WORK/gate.db"
-pg_gate_db_copy "$db"
+db=$GATE_DB
 
 art=$PERFGATE_ARTIFACTS
 mkdir -p "$art"
@@ -41,9 +40,27 @@ set +e
 rc=$?
 set -e
 
+# A head that broke its own benchmark (every cell it ran failed) must not pass, whatever
+# fail-on-inconclusive says: pr_decide.sh fails the job, and the summary leads with the reason.
+head_broken=""
+if [ -f "$json" ] &&
+  ! grep -qE '^ {6}"verdict": "(regression|improvement|unchanged|no-baseline)"' "$json"; then
+  head_broken=$(sed -n 's/^ *"note": "head has no ok samples: \(.*\)",\{0,1\}$/\1/p' "$json" |
+    head -1 | cut -c1-500)
+fi
+if [ -n "$head_broken" ]; then
+  # shellcheck disable=SC2016  # backquotes are Markdown
+  printf '### 💥 perfgate: every cell of the head failed\n\nThe first failure: `%s`\n\n' \
+    "${head_broken//\`/\'}" | pg_summary
+fi
+pg_state_set HEAD_BROKEN "$head_broken"
 if [ -f "$md" ]; then
   pg_summary <"$md"
+  # The report quotes names and reasons from measured code: no workflow command in it is honoured.
+  token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  echo "::stop-commands::$token" >&2
   cat "$md" >&2
+  echo "::$token::" >&2
 else
   printf '### 💥 perfgate: the gate could not run (exit %s)\n\nSee the job log.\n' "$rc" | pg_summary
 fi

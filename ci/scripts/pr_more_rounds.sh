@@ -46,17 +46,15 @@ if [ "$REUSED" = true ] || [ -z "$BASE_BIN" ]; then
   finish 1 1 "no base build in this job: no further rounds"
 fi
 
-db="$PERFGATE_WORK/look.db"
+db=$GATE_DB
 look=1
 while :; do
   # The last look is pr_gate.sh's: it decides whatever the interval.
   if ((look == max_looks)); then finish "$look" "$max_looks" "max-rounds reached"; fi
-  pg_gate_db_copy "$db"
   json=$("$bin" compare --db "$db" --repo "$REPO" --main "$MAIN_REF" \
     --base merge-base --head "$HEAD_SHA" --alpha "$PERFGATE_ALPHA" \
     --min-effect "$PERFGATE_MIN_EFFECT" --correction "$PERFGATE_CORRECTION" \
     --look "$look" --max-looks "$max_looks" --format json 2>"$PERFGATE_WORK/look.err") || true
-  rm -f "$db" "$db-wal" "$db-shm"
   if ! grep -q '"sequential"' <<<"$json"; then
     pg_log "the gate could not judge look $look: $(head -c 500 "$PERFGATE_WORK/look.err")"
     finish "$look" "$max_looks" "the gate could not judge the rounds so far"
@@ -70,7 +68,7 @@ while :; do
   pg_log "look $look of $max_looks: too wide to decide; one more round"
   t0=$(date +%s)
   round=$((round + 1))
-  pg_gate_round "$round" "$GATE_DB_SANDBOX"
+  pg_gate_round "$round" "$GATE_DB"
   spent=$((spent + $(date +%s) - t0))
   look=$((look + 1))
 done

@@ -2,51 +2,142 @@
 # The sandbox for measured (untrusted) code; sourced by lib.sh, never run.
 #
 # One directory per job, owned by PERFGATE_RUN_AS, holds clones of the commits to measure, their
-# builds, caches (ccache, HOME, TMPDIR) and the job's scratch database. Commands run there with a
-# clean environment: only PATH, the variables named in PERFGATE_PASS_ENV and the few set here.
-# The user is switched with sudo (a runner user with the sudoers rule of docs/OPERATORS.md), or
-# with setpriv when the job itself runs as root (a container).
+# builds, caches (ccache, HOME, TMPDIR) and the benchmarks' scratch files. Two walls around
+# every command of measured code:
+#   1. PERFGATE_SANDBOX=bwrap (the default): a fresh bubblewrap container per command, with its
+#      own PID, IPC and mount namespaces. The whole file system is read-only except the job's
+#      directory (the user's home too: tools installed there, a venv say, still run); /tmp,
+#      /var/tmp, /dev/shm, /run/lock and /run/user are empty tmpfs that vanish with the command;
+#      /dev holds only the standard nodes and the GPU's.
+#      When the command ends, every process it started ends with it (a daemon, a double fork,
+#      setsid), and nothing it wrote outside the job's directory exists: no crontab or at job
+#      (their spools are read-only, and no setuid or setgid program gains privileges), no file
+#      in a shared temporary directory.
+#   2. PERFGATE_RUN_AS: a user that owns nothing persistent and never sees a token, switched to
+#      with sudo (a runner user with the sudoers rule of docs/OPERATORS.md), or with setpriv when
+#      the job itself runs as root (a container).
+# PERFGATE_SANDBOX=none drops the first wall (for a runner where unprivileged user namespaces
+# are off); the job says so in a warning. Measured code sees a clean environment: only PATH, the
+# variables named in PERFGATE_PASS_ENV and the few set here.
 #
 #   PG_SANDBOX   the directory (set by pg_sandbox_create, kept in the job state)
 
-# Runs CMD... in DIR as the sandbox user.
-pg_untrusted() {
+# Runs CMD... in DIR as the sandbox user, with the clean environment but no container: the
+# trusted side's own chores in the job's directory (create it, read a result out, remove it).
+pg_as_sandbox_user() {
   local dir=$1
   shift
-  local -a envs=("PATH=$PATH" "LANG=C.UTF-8" "HOME=$PG_SANDBOX/home" "TMPDIR=$PG_SANDBOX/tmp"
+  pg_sandbox_env
+  # shellcheck disable=SC2016  # $0 and $@ expand in the sandbox's shell
+  pg_switch_user env -i "${PG_SANDBOX_ENV[@]}" bash -c 'cd "$0" && umask 022 && exec "$@"' "$dir" "$@"
+}
+
+# Runs CMD... as PERFGATE_RUN_AS (or the current user when it is empty).
+pg_switch_user() {
+  if [ -z "$PERFGATE_RUN_AS" ]; then
+    "$@"
+  elif [ "$(id -u)" -eq 0 ]; then
+    setpriv --reuid="$PERFGATE_RUN_AS" --regid="$(id -g "$PERFGATE_RUN_AS")" --init-groups \
+      --inh-caps=-all -- "$@"
+  else
+    sudo -n -u "$PERFGATE_RUN_AS" -- "$@"
+  fi
+}
+
+# The environment measured code gets (PG_SANDBOX_ENV, an array).
+pg_sandbox_env() {
+  PG_SANDBOX_ENV=("PATH=$PATH" "LANG=C.UTF-8" "HOME=$PG_SANDBOX/home" "TMPDIR=$PG_SANDBOX/tmp"
     "CCACHE_DIR=$PG_SANDBOX/ccache" "XDG_CACHE_HOME=$PG_SANDBOX/cache")
   local var
   for var in $PERFGATE_PASS_ENV PERFGATE_BUILD_DIR PERFGATE_PYTHON CUDA_VISIBLE_DEVICES \
     NVIDIA_VISIBLE_DEVICES; do
     [[ $var =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || pg_die "pass-env: '$var' is not a variable name"
     case $var in *TOKEN* | GITHUB_* | ACTIONS_*) pg_die "pass-env: $var is never passed to measured code" ;; esac
-    if [ -n "${!var+x}" ]; then envs+=("$var=${!var}"); fi
+    if [ -n "${!var+x}" ]; then PG_SANDBOX_ENV+=("$var=${!var}"); fi
   done
-  # shellcheck disable=SC2016  # $0 and $@ expand in the sandbox's shell
-  local -a run=(env -i "${envs[@]}" bash -c 'cd "$0" && umask 022 && exec "$@"' "$dir" "$@")
-  if [ -z "$PERFGATE_RUN_AS" ]; then
-    "${run[@]}"
-  elif [ "$(id -u)" -eq 0 ]; then
-    setpriv --reuid="$PERFGATE_RUN_AS" --regid="$(id -g "$PERFGATE_RUN_AS")" --init-groups \
-      --inh-caps=-all -- "${run[@]}"
-  else
-    sudo -n -u "$PERFGATE_RUN_AS" -- "${run[@]}"
+  # The trusted timing harness first (install.sh), before any PYTHONPATH pass-env names.
+  if [ -n "${PERFGATE_HARNESS_DIR:-}" ]; then
+    local pythonpath=$PERFGATE_HARNESS_DIR
+    case " $PERFGATE_PASS_ENV " in *" PYTHONPATH "*) pythonpath+=${PYTHONPATH:+:$PYTHONPATH} ;; esac
+    PG_SANDBOX_ENV+=("PYTHONPATH=$pythonpath")
   fi
+}
+
+# The bubblewrap command line of one container (PG_BWRAP, an array) that runs in DIR.
+pg_bwrap_args() {
+  local dir=$1 path
+  PG_BWRAP=(bwrap --die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts
+    --unshare-cgroup-try --ro-bind / / --dev /dev --proc /proc)
+  # The GPU's device nodes (NVIDIA's and DRM's), where the host has them.
+  for path in /dev/nvidia* /dev/nvidia-caps /dev/dri; do
+    if [ -e "$path" ]; then PG_BWRAP+=(--dev-bind "$path" "$path"); fi
+  done
+  for path in /tmp /var/tmp /run/lock /run/user /run/shm; do
+    if [ -d "$path" ] && [ ! -L "$path" ]; then PG_BWRAP+=(--tmpfs "$path"); fi
+  done
+  # The job's directory, the one writable place, after the tmpfs that may hold its mount point.
+  PG_BWRAP+=(--bind "$PG_SANDBOX" "$PG_SANDBOX" --chdir "$dir" --)
+}
+
+# Runs CMD... (measured code) in DIR as the sandbox user, inside a fresh container. Its output,
+# both streams, goes to stderr between GitHub's ::stop-commands:: markers with a fresh random
+# token: nothing measured code prints is read as a workflow command (::error, ::add-mask, the
+# legacy ##[...] form anywhere in a line), and measured code cannot learn the token to end the
+# block early.
+pg_untrusted() {
+  local dir=$1 rc=0 token
+  shift
+  token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  echo "::stop-commands::$token" >&2
+  if [ "$PERFGATE_SANDBOX" = bwrap ]; then
+    pg_sandbox_env
+    pg_bwrap_args "$dir"
+    # shellcheck disable=SC2016  # $@ expands in the sandbox's shell
+    pg_switch_user env -i "${PG_SANDBOX_ENV[@]}" "${PG_BWRAP[@]}" \
+      bash -c 'umask 022 && exec "$@"' _ "$@" >&2 || rc=$?
+  else
+    pg_as_sandbox_user "$dir" "$@" >&2 || rc=$?
+  fi
+  echo "::$token::" >&2
+  return "$rc"
+}
+
+# Copies a file that measured code wrote in the sandbox to standard output, refusing anything but
+# a regular file (a symlink planted for the trusted side is not followed, a device is not read);
+# at most 256 MiB. Read as the sandbox user, so it reaches nothing that user could not.
+pg_sandbox_read() {
+  local file=$1
+  case $file in "$PG_SANDBOX"/*) ;; *) pg_die "pg_sandbox_read: $file is not in the sandbox" ;; esac
+  # shellcheck disable=SC2016  # $1 expands in the sandbox user's shell
+  pg_as_sandbox_user / bash -c '[ -f "$1" ] && [ ! -L "$1" ] || { echo "not a regular file: $1" >&2; exit 1; }
+    exec dd if="$1" iflag=nofollow bs=1M count=256 status=none' _ "$file"
 }
 
 # Creates the job's sandbox directory, owned by the sandbox user, readable by the trusted steps.
 pg_sandbox_create() {
+  case $PERFGATE_SANDBOX in
+    bwrap)
+      command -v bwrap >/dev/null ||
+        pg_die "input 'sandbox' is bwrap, but bubblewrap is not installed (apt-get install bubblewrap; docs/OPERATORS.md)"
+      ;;
+    none) echo "::warning title=perfgate::sandbox is none: measured code runs without a container; processes and files it leaves outside its directory may outlive the job (docs/OPERATORS.md)" ;;
+    *) pg_die "input 'sandbox' must be bwrap or none, got '$PERFGATE_SANDBOX'" ;;
+  esac
   if [ -n "$PERFGATE_RUN_AS" ]; then
     id "$PERFGATE_RUN_AS" >/dev/null 2>&1 || pg_die "run-as: no user '$PERFGATE_RUN_AS' (docs/OPERATORS.md: Runner set-up)"
     [ "$PERFGATE_RUN_AS" != "$(id -un)" ] || pg_die "run-as: '$PERFGATE_RUN_AS' is the runner's own user"
   fi
   PG_SANDBOX=/
-  PG_SANDBOX=$(pg_untrusted / mktemp -d "${PERFGATE_SANDBOX_PARENT:-/tmp}/perfgate-sandbox.XXXXXX") ||
+  PG_SANDBOX=$(pg_as_sandbox_user / mktemp -d "${PERFGATE_SANDBOX_PARENT:-/tmp}/perfgate-sandbox.XXXXXX") ||
     pg_die "could not create a sandbox directory as ${PERFGATE_RUN_AS:-$(id -un)} (sudoers rule?)"
-  pg_untrusted "$PG_SANDBOX" bash -c 'chmod 755 . && mkdir -p home tmp ccache cache'
+  pg_as_sandbox_user "$PG_SANDBOX" bash -c 'chmod 755 . && mkdir -p home tmp ccache cache runs'
   # The checkout to clone belongs to the runner's user: git refuses another user's repository
   # unless the (sandbox's own, global) config says it is safe.
-  pg_untrusted "$PG_SANDBOX" git config --global --add safe.directory '*'
+  pg_as_sandbox_user "$PG_SANDBOX" git config --global --add safe.directory '*'
+  if [ "$PERFGATE_SANDBOX" = bwrap ]; then
+    pg_untrusted "$PG_SANDBOX" true ||
+      pg_die "bubblewrap cannot start a container as ${PERFGATE_RUN_AS:-$(id -un)} (unprivileged user namespaces off? docs/OPERATORS.md)"
+  fi
   export PG_SANDBOX
 }
 
@@ -54,22 +145,24 @@ pg_sandbox_create() {
 # `perfgate run --repo` tags the run with it); prints the clone's path.
 pg_sandbox_clone() {
   local repo=$1 sha=$2 name=$3 dest="$PG_SANDBOX/$3"
-  pg_untrusted "$PG_SANDBOX" git clone -q --no-checkout --no-hardlinks \
-    "$repo" "$name" >&2
-  pg_untrusted "$dest" git -c advice.detachedHead=false checkout -q --detach "$sha" >&2
+  pg_as_sandbox_user "$PG_SANDBOX" git clone -q --no-checkout --no-hardlinks "$repo" "$name" >&2
+  # The checkout runs the clone's own hooks and filters: measured code's, so in the container.
+  pg_untrusted "$dest" git -c advice.detachedHead=false checkout -q --detach "$sha"
   echo "$dest"
 }
 
 # Ends every process the sandbox user left behind and removes what it wrote (job end, always).
+# With the container nothing of measured code outlives its command; this is the second wall.
 pg_sandbox_destroy() {
   [ -n "${PG_SANDBOX:-}" ] && [ -d "$PG_SANDBOX" ] || return 0
   if [ -n "$PERFGATE_RUN_AS" ]; then
     # kill -1 as that user reaches exactly the processes it owns (a daemon a PR left behind).
-    pg_untrusted / kill -KILL -1 2>/dev/null || true
-    pg_untrusted / find /tmp /var/tmp /dev/shm -mindepth 1 -maxdepth 1 -user "$PERFGATE_RUN_AS" \
-      -exec rm -rf {} + 2>/dev/null || true
+    pg_as_sandbox_user / kill -KILL -1 2>/dev/null || true
+    pg_as_sandbox_user / find /tmp /var/tmp /dev/shm /run/lock -mindepth 1 -maxdepth 1 \
+      -user "$PERFGATE_RUN_AS" -exec rm -rf {} + 2>/dev/null || true
+    pg_as_sandbox_user / crontab -r 2>/dev/null || true
   fi
-  pg_untrusted / rm -rf "$PG_SANDBOX" || pg_log "could not remove $PG_SANDBOX"
+  pg_as_sandbox_user / rm -rf "$PG_SANDBOX" || pg_log "could not remove $PG_SANDBOX"
 }
 
 # Builds the measured checkout SRC into the sandbox directory OUT with PERFGATE_BUILD_COMMAND;
@@ -77,9 +170,9 @@ pg_sandbox_destroy() {
 # .git/config belongs to measured code, and options like core.fsmonitor run commands.)
 pg_build() {
   local src=$1 out=$2
-  pg_untrusted "$PG_SANDBOX" mkdir -p "$out"
+  pg_as_sandbox_user "$PG_SANDBOX" mkdir -p "$out"
   pg_log "building $src in $out (as ${PERFGATE_RUN_AS:-$(id -un)})"
-  PERFGATE_BUILD_DIR="$out" pg_untrusted "$src" bash -c "$PERFGATE_BUILD_COMMAND" >&2
+  PERFGATE_BUILD_DIR="$out" pg_untrusted "$src" bash -c "$PERFGATE_BUILD_COMMAND"
   [ -x "$out/perfgate" ] || pg_die "build command '$PERFGATE_BUILD_COMMAND' left no executable $out/perfgate"
   echo "$out/perfgate"
 }
@@ -89,19 +182,33 @@ pg_prepare() {
   local src=$1
   [ -n "$PERFGATE_PREPARE" ] || return 0
   pg_log "prepare in $src: $PERFGATE_PREPARE"
-  pg_untrusted "$src" bash -c "$PERFGATE_PREPARE" >&2
+  pg_untrusted "$src" bash -c "$PERFGATE_PREPARE"
 }
 
 # One benchmark run of the sweep: binary, measured checkout (tags the run; artifact paths in the
-# sweep resolve against it), database in the sandbox.
+# sweep resolve against it), and the trusted database DB the run goes to. Measured code writes
+# its own scratch database and the run's export JSON in the sandbox; the trusted perfgate then
+# reads that document (pg_sandbox_read: never through a link) and imports it into DB, validated
+# as POST /api/v1/runs validates a run. The trusted side never opens a database measured code
+# wrote.
 pg_bench() {
   local bin=$1 repo=$2 db=$3
   local -a extra=()
   # shellcheck disable=SC2206  # word splitting of the extra arguments is the point
   [ -n "$PERFGATE_RUN_ARGS" ] && extra=($PERFGATE_RUN_ARGS)
   shift 3
+  PG_BENCH_SEQ=$((${PG_BENCH_SEQ:-0} + 1))
+  local json
+  json="$PG_SANDBOX/runs/run-$(date +%s)-$$-$PG_BENCH_SEQ.json"
   # The trusted sweep, written afresh before every run: measured code cannot edit it for later runs.
-  pg_untrusted "$PG_SANDBOX" bash -c 'cat >sweep.toml' <"$SWEEP"
-  pg_untrusted "$repo" "$bin" run --config "$PG_SANDBOX/sweep.toml" --repo "$repo" --db "$db" \
-    "${extra[@]}" "$@"
+  # shellcheck disable=SC2016  # $1 expands in the sandbox user's shell
+  pg_as_sandbox_user "$PG_SANDBOX" bash -c 'rm -f "$1" && cat >"$1"' _ "$PG_SANDBOX/sweep.toml" <"$SWEEP"
+  local rc=0
+  pg_untrusted "$repo" "$bin" run --config "$PG_SANDBOX/sweep.toml" --repo "$repo" \
+    --db "$PG_SANDBOX/scratch.db" --json "$json" "${extra[@]}" "$@" || rc=$?
+  if ! pg_sandbox_read "$json" | (umask 077 && "$(pg_trusted_bin)" import --db "$db" -) >&2; then
+    pg_log "the run left no valid result ($json); nothing stored"
+    [ "$rc" -ne 0 ] || rc=4
+  fi
+  return "$rc"
 }

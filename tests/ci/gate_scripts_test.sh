@@ -10,8 +10,9 @@
 # into the checkout, and its build makes a launcher for the real perfgate that loads
 # ./artifact.env from the checkout it runs in. Scenarios:
 #   pr-noop   a README change                        -> gate passes, job exits 0
-#   pr-slow   perf.env pins MKL to SSE4.2 (a real,   -> regression: exit 1, ::error, summary;
-#             ~2-5x slower matmul path on the head)     base and head each load their own artifact
+#   pr-slow   perf.env preloads the spinning        -> regression: exit 1, ::error, summary;
+#             allocator (real extra work, ~2-3x,        base and head each load their own artifact
+#             tests/common/slow_alloc.cpp)
 #   pr-cheat  pr-slow plus edits of its copy of the  -> still exit 1 with the trusted scripts (the
 #             decision script, the action and the       workflow's layout); exit 0 with the PR's own
 #             sweep                                     scripts: what the gate used to trust
@@ -30,10 +31,13 @@
 # to decide; the gate then measures up to 2 more rounds (pr_more_rounds.sh), as the action does.
 # The scenarios with a genuine slowdown check power, so they run at alpha 0.05 (GATE_ALPHA), as
 # ci.real_gate_aa_ab's A/B does: at 0.01 over 3 looks a real +55% (p_adj 0.008, MDE +102%) passed.
-# Usage: gate_scripts_test.sh /path/to/perfgate
+# Before any scenario, the slow head is shown to be at least 1.6x slower (slow_side_check).
+# Usage: gate_scripts_test.sh /path/to/perfgate /path/to/libpg_slow_alloc.so
 # shellcheck disable=SC2030,SC2031  # each job's GITHUB_* live in its own subshell on purpose
 set -euo pipefail
-PERFGATE_REAL=$(realpath "${1:?usage: gate_scripts_test.sh /path/to/perfgate}")
+usage="usage: gate_scripts_test.sh /path/to/perfgate /path/to/libpg_slow_alloc.so"
+PERFGATE_REAL=$(realpath "${1:?$usage}")
+SLOW_ALLOC=$(realpath "${2:?$usage}")
 export PERFGATE_REAL
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -70,6 +74,11 @@ chmod 755 "$tmp"
 
 # shellcheck source=tests/common/check.sh
 source "$here/../common/check.sh"
+# shellcheck source=tests/common/slow_side.sh
+source "$here/../common/slow_side.sh"
+slow=$(slow_env "$SLOW_ALLOC")
+# shellcheck disable=SC2086  # $slow is a list of VAR=VALUE words
+slow_side_check "$PERFGATE_REAL" "$here/gate_sweep.toml" 1.6 $slow
 commit() { git -C "$proj" add -A && git -C "$proj" commit -qm "$1"; }
 
 # --- the project under test -------------------------------------------------------------------
@@ -106,8 +115,8 @@ echo "docs only" >>"$proj/README.md"
 commit "docs: no code change"
 
 git -C "$proj" checkout -q -b pr-slow main
-echo "MKL_ENABLE_INSTRUCTIONS=SSE4_2" >"$proj/perf.env"
-commit "build: restrict MKL to SSE4.2 (slower matmuls)"
+tr ' ' '\n' <<<"$slow" >"$proj/perf.env"
+commit "build: an allocator that spins (slower tensor allocations)"
 
 git -C "$proj" checkout -q -b pr-cheat pr-slow
 printf '#!/usr/bin/env bash\necho "perfgate-ci: pass (trust me)" >&2\nexit 0\n' >"$proj/ci/scripts/pr_decide.sh"
@@ -115,6 +124,12 @@ printf '#!/usr/bin/env bash\necho "perfgate-ci: pass (trust me)" >&2\nexit 0\n' 
 sed -i 's#"\$GITHUB_ACTION_PATH/../scripts/pr_decide.sh"#"true"#' "$proj/ci/action/action.yml"
 sed -i 's/^reps = .*/reps = 3/' "$proj/perf/sweep.toml"
 commit "slower, and the gate told to pass"
+
+git -C "$proj" checkout -q -b pr-broken main
+# Every tensor of 512 KiB or more fails to allocate: a head that can no longer run its own
+# benchmark (every cell runs out of memory).
+printf 'LD_PRELOAD=%s\nPG_FAIL_ALLOC_MIN_BYTES=524288\n' "$SLOW_ALLOC" >"$proj/perf.env"
+commit "a head whose benchmark crashes"
 
 git -C "$proj" checkout -q -b pr-adopt "$adopt_base"
 git -C "$proj" checkout -q main -- build.sh prepare.sh perf.env perf/sweep.toml ci
@@ -161,7 +176,7 @@ run_pr() {
       PERFGATE_PREPARE=./prepare.sh PERFGATE_BUILD_COMMAND=./build.sh \
       PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA="${GATE_ALPHA:-0.01}" PERFGATE_MIN_EFFECT=0.25 \
       PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=4 PERFGATE_MAX_ROUNDS=6 PERFGATE_MAIN_ROUNDS=1 \
-      PERFGATE_FAIL_ON_INCONCLUSIVE=true PERFGATE_REUSE_BASE=false \
+      PERFGATE_FAIL_ON_INCONCLUSIVE="${FAIL_ON_INCONCLUSIVE:-true}" PERFGATE_REUSE_BASE=false \
       PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='' \
       "$scripts/action_env.sh"
     # Later steps see $GITHUB_ENV's variables, as in Actions.
@@ -213,6 +228,14 @@ check "pr-cheat: measured with the merge-base's sweep, said so" has "$job/log" "
 git -C "$proj" checkout -q pr-cheat
 run_pr pr-cheat "$proj/ci/scripts"
 check "pr-cheat: control: the PR's own scripts would have passed it (exit 0)" [ "$rc" -eq 0 ]
+
+FAIL_ON_INCONCLUSIVE=false run_pr pr-broken
+check "pr-broken: a head whose every cell fails fails the job, fail-on-inconclusive false or not" \
+  [ "$rc" -ne 0 ]
+check "pr-broken: the summary leads with it" has "$job/summary.md" "every cell of the head failed"
+check "pr-broken: ... and names the first failure" has "$job/summary.md" "can't allocate memory"
+check "pr-broken: an ::error says so" has "$job/log" "::error title=perfgate::every cell of the head failed"
+[ "$rc" -ne 0 ] || cat "$job/log" "$job/summary.md"
 
 run_pr pr-adopt
 check "pr-adopt: job is inconclusive (exit 3)" [ "$rc" -eq 3 ]
@@ -309,9 +332,11 @@ if [ "$(id -u)" -eq 0 ]; then
   check "pr-evil: it could not write the store" has "$job/log" "STORE: denied"
   check "pr-evil: it could not write the job's trusted state" has "$job/log" "STATE: denied"
   daemon=$(sed -n 's/^DAEMON: //p' "$job/log" | head -1)
-  check "pr-evil: it started a daemon ($daemon) ..." [ -n "$daemon" ]
-  # Ended: gone, or a zombie waiting for a parent that is not the sandbox's to reap.
-  check "pr-evil: ... which cleanup ended" bash -c "! ps -o stat= -p '$daemon' | grep -qv Z"
+  check "pr-evil: it started a daemon ($daemon in its container's PID namespace) ..." [ -n "$daemon" ]
+  # Ended with its container: no process of nobody is left (a zombie has ended; it waits for a
+  # parent that is not the sandbox's to reap it).
+  # shellcheck disable=SC2009  # pgrep cannot leave zombies out
+  check "pr-evil: ... which ended with its command" bash -c "! ps -u nobody -o stat= | grep -qv Z"
   check "pr-evil: the sandbox is gone" \
     bash -c "source '$job/sandbox.env' && [ -n \"\$PG_SANDBOX\" ] && [ ! -e \"\$PG_SANDBOX\" ]"
   [ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md"
