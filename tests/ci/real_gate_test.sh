@@ -3,7 +3,7 @@
 # between pass; a head that is genuinely slower (the PyPI wheel's MKL restricted to SSE4.2, a
 # ~2-5x slower matmul path at this batch size) is flagged with exit 1. Runs alternate base and
 # head, as the workflow does. min-effect is 0.25: on this 2-core machine shared with other jobs,
-# whole runs drifted by up to 17% with no code change (docs/CALIBRATION_REAL.md), and the gate
+# whole runs drifted by up to 17% with no code change (docs/STATISTICS.md), and the gate
 # must sit above the machine's drift; the A/B slowdown is ~1.8x.
 # Usage: real_gate_test.sh /path/to/perfgate
 set -euo pipefail
