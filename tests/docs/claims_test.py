@@ -94,10 +94,8 @@ def main():
                         bad.append(f"{rel}:{n}: cites the ctest {name}, which no CMakeLists.txt adds")
                 elif gtest_name.match(name) and name not in gtests:
                     bad.append(f"{rel}:{n}: cites the test {name}, which no TEST() defines")
-    for b in bad:
-        print("CLAIMS:", b)
-    print(f"{len(table)} environment fields, {len(bad)} claims the code does not bear out")
-    return 1 if bad else 0
+    return doc_files.report("CLAIMS", bad, f"{len(table)} environment fields, {len(bad)} claims "
+                            "the code does not bear out")
 
 
 if __name__ == "__main__":

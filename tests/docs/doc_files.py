@@ -119,3 +119,11 @@ def repo_paths(text, roots):
     for n, line in enumerate(text.splitlines(), 1):
         for m in word.finditer(line):
             yield n, m.group(1).rstrip(".")
+
+
+def report(prefix, problems, summary):
+    """Print each problem and the summary line; the exit status of a test: 1 if any problem."""
+    for p in problems:
+        print(f"{prefix}: {p}")
+    print(summary)
+    return 1 if problems else 0

@@ -82,10 +82,7 @@ def main():
             if (doc, name) not in used_pending:
                 bad.append(f"tests/docs/links_test.py: PENDING allows {doc} to name {name}, which it "
                            "no longer does: remove the entry")
-    for b in bad:
-        print("DOCS:", b)
-    print(f"{len(bad)} broken links or names")
-    return 1 if bad else 0
+    return doc_files.report("DOCS", bad, f"{len(bad)} broken links or names")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 
 Each top-level folder under bench/results/ has its own heading in the index, linked to the folder,
 with what it measured, the command, the machine and the date; each folder inside one is linked
-from its entry. A folder the index names must exist (a heading without its folder fails too).
-Usage: results_index_test.py /path/to/repo
+from its entry. A folder the index names must exist (a heading without its folder fails too);
+docs.links_resolve checks the index's links and anchors. Usage: results_index_test.py /path/to/repo
 """
 import pathlib
 import re
@@ -45,15 +45,8 @@ def main():
     for name in entries:
         if not (results / name).is_dir():
             bad.append(f"bench/results/README.md indexes {name}/, which is not a folder there")
-    # Every link of the index resolves (docs.links_resolve checks the anchors as well).
-    for n, target in doc_files.links(index):
-        path = target.partition("#")[0]
-        if path and not re.match(r"^[a-z]+:", path) and not (results / path).exists():
-            bad.append(f"bench/results/README.md:{n}: link to {target}: no such file")
-    for b in bad:
-        print("RESULTS:", b)
-    print(f"{len(folders)} folders, {len(entries)} entries, {len(bad)} problems")
-    return 1 if bad else 0
+    return doc_files.report("RESULTS", bad, f"{len(folders)} folders, {len(entries)} entries, "
+                            f"{len(bad)} problems")
 
 
 if __name__ == "__main__":
