@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real GPU gates for docs/CALIBRATION_REAL.md, on the GPU machine (bench/device_env.sh says what
+# Real GPU gates for docs/STATISTICS.md, on the GPU machine (bench/device_env.sh says what
 # the tree must carry):
 #   bench/gpu_gate_calib.sh OUT [EVERY] [BUDGET_S]
 # Builds perfgate twice: as shipped, and with one extra copy kernel in every EVERY-th layer

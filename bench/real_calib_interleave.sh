@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Collects A/A and A/B calibration gates interleaved (docs/CALIBRATION_REAL.md), so that drift of
+# Collects A/A and A/B calibration gates interleaved (docs/STATISTICS.md), so that drift of
 # the machine over the collection falls on every kind and level alike: it cycles through a
 # schedule of kinds, one gate of each per turn, through bench/real_gates_collect.sh (one SQLite
 # database per gate, base and head in alternating rounds as ci/scripts/pr_bench.sh runs them).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Judges the kept real CPU gate databases of a calibration (bench/real_gates_collect.sh) and writes
-# the per-gate tables of docs/CALIBRATION_REAL.md: every finished A/A database in the shipped
+# the per-gate tables of docs/STATISTICS.md: every finished A/A database in the shipped
 # protocol (its first 3 rounds), and, where 5 rounds were kept, the sequential protocol of the
 # action (rounds 3, max-rounds 5); every A/B level likewise (the sequential replay only where its
 # databases kept 5 rounds).

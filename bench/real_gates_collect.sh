@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Collects real CPU gate databases for calibrating `perfgate compare` (docs/CALIBRATION_REAL.md):
+# Collects real CPU gate databases for calibrating `perfgate compare` (docs/STATISTICS.md):
 # one SQLite file per gate, each with ROUNDS alternating rounds of base and head runs in the order
 # ci/scripts/pr_bench.sh uses (base head, head base, ...). Gates are only measured here, never
 # judged: bench/real_gates_eval.sh judges every kept database with any perfgate binary, so a new

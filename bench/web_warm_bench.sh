@@ -11,7 +11,7 @@
 #
 # Usage: bench/web_warm_bench.sh STORE.db NAME=PERFGATE [NAME=PERFGATE ...]
 #   STORE.db: e.g. the store of bench/web_bench.sh (KEEP=1) or web_seed --commits 1000 --envs 10
-#   ... (docs/PERFORMANCE_WEB.md); it is copied, never written.
+#   ... (docs/PERFORMANCE.md); it is copied, never written.
 # Env: WORK (a directory with room for one copy of the store per binary; default mktemp in /tmp).
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 STORE.db NAME=PERFGATE [NAME=PERFGATE ...]" >&2; exit 2; }

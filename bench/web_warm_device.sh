@@ -1,7 +1,7 @@
 #!/bin/bash
 # `perfgate serve` start-up on a many-core machine, in one call on the GPU machine's CPUs (16 cores;
 # the GPU is not used): build perfgate and web_seed, seed the 10,000-run store of
-# docs/PERFORMANCE_WEB.md, then bench/web_warm_bench.sh on all cores and, in the same call, pinned
+# docs/PERFORMANCE.md, then bench/web_warm_bench.sh on all cores and, in the same call, pinned
 # to 2 of them (taskset).
 #   bash bench/web_warm_device.sh OUTDIR          (OUTDIR gets one tarball)
 set -u

@@ -1,6 +1,6 @@
 // App::warm, the background warmer and the view cache: what `perfgate serve` does so that the
 // overview of a large store answers at once, and says which series are still being computed
-// (docs/WEB.md, "Start-up"; figures in docs/PERFORMANCE_WEB.md).
+// (docs/WEB.md, "Start-up"; figures in docs/PERFORMANCE.md).
 #include <sqlite3.h>
 
 #include <algorithm>

@@ -235,7 +235,7 @@ void Server::serve() {
       // missing; pages answer meanwhile with what is ready (App::default_views_by). After the
       // first pass, the chart bundle's gzip, so the first chart does not wait for it.
       // Every core: at a first start the warm-up is the only work there is, and requests still
-      // answer within their wait (docs/PERFORMANCE_WEB.md measures 2 and 16 cores).
+      // answer within their wait (docs/PERFORMANCE.md measures 2 and 16 cores).
       impl->app.warm_loop(impl->stopping, std::clamp(std::thread::hardware_concurrency(), 1u, 16u),
                           [] {
                             if (const Asset* a = find_asset("plotly.min.js")) a->gzipped();

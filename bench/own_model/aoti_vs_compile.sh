@@ -1,6 +1,6 @@
 #!/bin/bash
 # The AOTInductor package against torch.compile on the H200 with the same Inductor options on
-# both sides, in one GPU call (docs/PERFORMANCE_OWN_MODEL.md): the 1.1B model of
+# both sides, in one GPU call (docs/PERFORMANCE.md): the 1.1B model of
 # bench/own_model/llama_1b.json exported by python/export_hf.py with Inductor's defaults and with
 # `--inductor-config coordinate_descent_tuning=true` (gpt-fast's decode setting), each timed by
 # `perfgate run --cuda-graphs on` in alternating processes; and the same model under

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Where the gap between an AOTInductor package and torch.compile comes from, in one GPU call
-# (docs/PERFORMANCE_OWN_MODEL.md): the 1.1B model of bench/own_model/llama_1b.json exported by
+# (docs/PERFORMANCE.md): the 1.1B model of bench/own_model/llama_1b.json exported by
 # python/export_hf.py with its static T = 1 decode program and without it (--no-decode-program),
 # timed through `perfgate run --cuda-graphs on` in alternating processes; torch.compile
 # reduce-overhead in several processes (default caches, caches off, and a warm cache last); and

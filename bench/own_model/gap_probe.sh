@@ -1,6 +1,6 @@
 #!/bin/bash
 # What makes the AOTInductor package's decode step idle between kernels where torch.compile is
-# not (docs/PERFORMANCE_OWN_MODEL.md), in one GPU call, without a perfgate build: the 1.1B model
+# not (docs/PERFORMANCE.md), in one GPU call, without a perfgate build: the 1.1B model
 # of bench/own_model/llama_1b.json under torch.compile(mode="reduce-overhead") in processes with
 # a cold and then a warm Inductor cache, each with Inductor's static CUDA launcher on (default)
 # and off; and exported by AOTInductor at a static T = 1 (the decode program's shape) with

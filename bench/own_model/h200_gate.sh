@@ -1,5 +1,5 @@
 #!/bin/bash
-# The own-model gate on the GPU machine, in one call (docs/PERFORMANCE_OWN_MODEL.md, "Own models on the
+# The own-model gate on the GPU machine, in one call (docs/PERFORMANCE.md, "Own models on the
 # GPU"): build perfgate; export a ~1.1B Llama-style model (random weights,
 # bench/own_model/llama_1b.json) as AOTInductor packages for a base and a head whose static cache
 # is 8x longer (every decode step attends over more: a genuine slowdown); time the same model

@@ -95,7 +95,7 @@ void init_rope(Model& m) {
 namespace {
 
 #if defined(PERFGATE_CALIBRATION_SLOWDOWN)
-// Calibration builds only (runner/CMakeLists.txt, docs/CALIBRATION_REAL.md): a genuine, tunable
+// Calibration builds only (runner/CMakeLists.txt, docs/STATISTICS.md): a genuine, tunable
 // slowdown of every forward step for the gate to catch. PERFGATE_CALIBRATION_EXTRA_MATMULS=N
 // (read once; 0 or unset: none) adds N products of the embedded rows [B*T, D] with a [D, D]
 // weight, results discarded; eager ATen runs every one of them.

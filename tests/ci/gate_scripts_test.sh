@@ -26,7 +26,7 @@
 #   pr-submit pr_submit posts pr-slow's gate result  -> an open gate alert on the server (only
 #             after the job, with the token             with run-as; without it, a warning)
 # min-effect is 0.25: on this 2-core machine shared with other jobs, whole runs drifted by up to
-# 17% with no code change (docs/CALIBRATION_REAL.md); the gate must sit above the machine's drift.
+# 17% with no code change (docs/STATISTICS.md); the gate must sit above the machine's drift.
 # Rounds 4, max-rounds 6: under heavy load, 4 runs a side can be too few for the two-level test
 # to decide; the gate then measures up to 2 more rounds (pr_more_rounds.sh), as the action does.
 # The scenarios with a genuine slowdown check power, so they run at alpha 0.05 (GATE_ALPHA), as

@@ -4,7 +4,7 @@
 # work, the same on any x86-64 CPU, tests/common/slow_alloc.cpp) is flagged with exit 1. The test
 # first shows that the head is at least 1.6x slower, the margin it relies on. Runs alternate base
 # and head, as the workflow does. min-effect is 0.25: on a 2-core machine shared with other jobs,
-# whole runs drift by up to 17% with no code change (docs/CALIBRATION_REAL.md), and the gate must
+# whole runs drift by up to 17% with no code change (docs/STATISTICS.md), and the gate must
 # sit above the machine's drift.
 # Usage: real_gate_test.sh /path/to/perfgate /path/to/libpg_slow_alloc.so
 set -euo pipefail

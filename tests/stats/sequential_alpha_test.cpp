@@ -17,7 +17,8 @@ namespace {
 constexpr double kAlpha = 0.05;  // large, so that a few hundred gates resolve the rate
 constexpr int kGates = 500, kFirstRounds = 3, kLooks = 4;
 
-// Drift as this project's CPU runners show it (docs/CALIBRATION_REAL.md), no code change.
+// Drift as this project's CPU runners show it (docs/STATISTICS.md, "Calibration on real runs"),
+// no code change.
 sim::Scenario drifting_aa() {
   return sim::Scenario{0.03, 10, 0.0, true, 0.03, kFirstRounds, 0.015};
 }

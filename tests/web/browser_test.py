@@ -9,7 +9,7 @@ click; a regression is acknowledged from the regressions page; every badge and b
 WCAG AA contrast in dark mode (ratios computed from the computed styles), and every chart line
 (grid, axes, data, whiskers, change points) reaches 3:1 there; a 1,000-commit series
 draws with thinned tick labels; hostile subjects stay text; no page logs a console error. Load
-times are printed (docs/PERFORMANCE_WEB.md). Screenshots go to --out (phone, desktop and 4K), and with
+times are printed (docs/PERFORMANCE.md). Screenshots go to --out (phone, desktop and 4K), and with
 --publish DIR also to DIR (docs/screenshots).
 """
 import argparse
