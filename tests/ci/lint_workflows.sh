@@ -10,7 +10,12 @@
 #   yamllint    workflows and actions
 # and checks what none of them does: every `uses:` (workflows, actions, docs, examples) is a local
 # path or pinned by a full commit SHA, every script a workflow or action calls exists and is
-# executable, every file the Dockerfile copies exists.
+# executable, every file the Dockerfile copies exists; and perfgate's workflow policy
+# (tests/ci/workflow_policy.py: permissions, concurrency, the fork approval environment and
+# head-repository step of the gate, no secrets or self-hosted runners for pull_request, ...) on
+# every workflow, the example's and the copy-paste workflows of README.md and docs/OPERATORS.md,
+# which must be examples/own-model/.github/workflows/perfgate.yml byte for byte. Its own test,
+# tests/ci/workflow_policy_test.py, breaks each rule and checks that it is caught.
 # Tools come from PATH or the repository's .venv (scripts/setup.sh installs them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,6 +29,7 @@ fail() {
 for tool in actionlint zizmor hadolint shellcheck yamllint; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/setup.sh installs it)"
 done
+python3 -c 'import yaml' 2>/dev/null || fail "python3 has no PyYAML (requirements-lint.txt)"
 [ "$status" -eq 0 ] || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-lint-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -102,8 +108,14 @@ while read -r src; do
   [ -e "$src" ] || fail "Dockerfile copies $src, which does not exist"
 done < <(grep -E '^COPY ' Dockerfile | grep -v -- '--from=' | awk '{for (i = 2; i < NF; i++) print $i}')
 
+# perfgate's policy on every workflow it ships, the docs' copies included, and the policy's own test.
+python3 tests/ci/workflow_policy.py "${workflows[@]}" ||
+  fail "workflows break perfgate's workflow policy (tests/ci/workflow_policy.py says why each rule holds)"
+python3 tests/ci/workflow_policy_test.py >"$tmp/policy_test.log" 2>&1 ||
+  { cat "$tmp/policy_test.log" >&2; fail "tests/ci/workflow_policy_test.py failed"; }
+
 for s in ci/scripts/*.sh; do
   case $(basename "$s") in lib.sh | sandbox.sh) ;; *) [ -x "$s" ] || fail "$s is not executable" ;; esac
 done
-[ "$status" -eq 0 ] && echo "lint: ${#workflows[@]} workflows, ${#actions[@]} actions, ${#scripts[@]} scripts, the Dockerfile and docs/OPERATORS.md's workflow OK"
+[ "$status" -eq 0 ] && echo "lint: ${#workflows[@]} workflows, ${#actions[@]} actions, ${#scripts[@]} scripts, the Dockerfile, the docs' workflows and the workflow policy OK"
 exit "$status"
