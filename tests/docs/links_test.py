@@ -17,9 +17,7 @@ import doc_files
 
 # Documents another change is rewriting, and the names they still use until it lands: each entry
 # must still be needed, so it cannot outlive the rewrite.
-PENDING = {
-    "docs/OWN_MODEL.md": {"docs/PERFORMANCE_OWN_MODEL.md"},
-}
+PENDING = {}
 INDEXES = [pathlib.Path("bench/results/README.md")]
 DOC_NAME = re.compile(r"(?<![\w/.-])docs/[A-Za-z0-9_]+\.md\b")
 
