@@ -35,20 +35,25 @@ report="$out/sandbox_gpu.md"
   echo
 } >"$report"
 
-export PERFGATE_WORK="$out/work" PERFGATE_BIN=$pg PERFGATE_PASS_ENV="" PERFGATE_SANDBOX=bwrap
+# A commit to tag the runs with, outside /tmp (which the container replaces with its own).
+repo=/opt/perfgate-sandbox-bench-repo
+rm -rf "$repo" && mkdir -p "$repo" && chmod 755 "$repo"
+git -C "$repo" init -q && git -C "$repo" -c user.name=bench -c user.email=bench@perfgate.test \
+  commit -q --allow-empty -m "sandbox bench"
+export PERFGATE_WORK="$out/work" PERFGATE_BIN=$pg PERFGATE_PASS_ENV=${PERFGATE_PASS_ENV:-} PERFGATE_SANDBOX=bwrap
 # shellcheck source=../ci/scripts/lib.sh
 source "$root/ci/scripts/lib.sh"
 set +e
-SWEEP=$sweep
+export SWEEP=$sweep # pg_bench copies it into the sandbox before every run
 
 outside() {
-  "$pg" run --config "$sweep" --db "$out/outside.db" --json "$out/outside.json" --quiet >&2 &&
+  "$pg" run --config "$sweep" --repo "$repo" --db "$out/outside.db" --json "$out/outside.json" --quiet >&2 &&
     "$pg" import --db "$db" "$out/outside.json" | sed -n 's/^Imported run \([0-9]*\).*/\1/p'
 }
 inside() { # inside RUN_AS
   PERFGATE_RUN_AS=$1
   pg_sandbox_create || return 1
-  pg_bench "$pg" "$root" "$db" >/dev/null 2>"$out/inside.err" || { tail -20 "$out/inside.err" >&2; return 1; }
+  pg_bench "$pg" "$repo" "$db" >/dev/null 2>"$out/inside.err" || { tail -20 "$out/inside.err" >&2; return 1; }
   pg_sandbox_destroy
   "$pg" runs --db "$db" | awk 'NR > 1 { id = $1 } END { print id }'
 }

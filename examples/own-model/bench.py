@@ -1,7 +1,8 @@
 """The benchmark perfgate runs for every sweep cell (`exec` in perf/sweep.toml).
 
-perfgate_bench.py is perfgate's helper, copied into this repository (one file, standard library
-only): it reads the cell, times prefill and each decode step, and prints perfgate's protocol.
+perfgate_bench is perfgate's helper (python/perfgate_bench.py; one file, standard library only):
+it reads the cell, times prefill and each decode step, and prints perfgate's protocol. In CI the
+action puts the pinned perfgate's copy first on PYTHONPATH; by hand, put perfgate's python/ there.
 """
 
 import os

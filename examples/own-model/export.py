@@ -2,8 +2,8 @@
 (perf/sweep-aoti.toml): the workflow's `prepare` step, run in the merge-base's checkout and in
 the head's, so that each side is measured with its own compiled model.
 
-perfgate_export.py is perfgate's exporter library, copied into this repository (one file, torch
-only). It checks the contract, compiles the package (and its static T = 1 decode program) and
+perfgate_export is perfgate's exporter library (python/perfgate_export.py; one file, torch only),
+on PYTHONPATH as perfgate_bench is (the action puts the pinned perfgate's python/ there). It checks the contract, compiles the package (and its static T = 1 decode program) and
 writes the sidecar of model facts beside it (docs/OWN_MODEL_AOTI.md).
 
     python3 export.py            # writes out/tiny-lm-b1.pt2 and out/tiny-lm-b1.json

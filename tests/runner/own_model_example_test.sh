@@ -28,16 +28,24 @@ trap 'git -C "$tmp/project" worktree prune 2>/dev/null || true; rm -rf "$tmp"' E
 # shellcheck source=tests/common/check.sh
 source "$here/../common/check.sh"
 
-# --- the user's repository: the example as it stands, with the helper copied in ---------------
+# --- the user's repository: the example as it stands -------------------------------------------
+# No helper is copied in: the action puts the trusted perfgate_bench.py and perfgate_export.py
+# first on the measured code's PYTHONPATH (ci/scripts/install.sh). The settings are the example
+# workflow's own: its sweep, pass-env and (for the AOTInductor path) its commented alternative.
 proj="$tmp/project"
 mkdir -p "$proj"
 cp -r "$root/examples/own-model/." "$proj/"
-cp "$root/python/perfgate_bench.py" "$root/python/perfgate_export.py" "$proj/"
-sweep=perf/sweep.toml prepare=''
+workflow="$root/examples/own-model/.github/workflows/perfgate.yml"
+setting() { sed -n "s/^ *$1: *\([^#]*[^# ]\) *\(#.*\)\{0,1\}$/\1/p" "$workflow" | head -1; }
+sweep=$(setting sweep) pass_env=$(setting pass-env) prepare=''
 if [ "$MODE" = aoti ]; then
-  # shellcheck disable=SC2016  # expanded by the prepare step's shell, where PYTHON is passed
-  sweep=perf/sweep-aoti.toml prepare='"$PYTHON" export.py'
+  sweep=$(setting '# sweep') prepare=$(setting '# prepare')
   echo "out/" >"$proj/.gitignore"
+fi
+echo "the example workflow's settings: sweep=$sweep pass-env=$pass_env prepare=$prepare"
+if [ -z "$sweep" ] || [ -z "$pass_env" ]; then
+  echo "FAIL - cannot read the example workflow's settings from $workflow"
+  exit 1
 fi
 git -C "$proj" init -q -b main
 git -C "$proj" config user.email ci@perfgate.test
@@ -58,8 +66,9 @@ git -C "$proj" checkout -q main
 # --- the bench script alone: one cell by hand, through perfgate run --exec ---------------------
 if [ "$MODE" = exec ]; then
 single="$tmp/single.db"
-(cd "$proj" && "$PERFGATE_REAL" run --config perf/sweep.toml --reps 3 --warmup 1 --db "$single" \
-  --quiet) >"$tmp/single.log" 2>&1 && src=0 || src=$?
+# By hand, the helper comes from perfgate's python/ folder on PYTHONPATH (examples/own-model/README.md).
+(cd "$proj" && PYTHONPATH="$root/python" "$PERFGATE_REAL" run --config perf/sweep.toml --reps 3 \
+  --warmup 1 --db "$single" --quiet) >"$tmp/single.log" 2>&1 && src=0 || src=$?
 check "perfgate run --exec with the example's sweep exits 0" [ "$src" -eq 0 ]
 "$PERFGATE_REAL" export --db "$single" --format json >"$tmp/single.json"
 check "... and stores an ok cell of model tiny-lm with 3 repetitions of 15 decode steps" \
@@ -92,7 +101,7 @@ run_pr() {
       PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='')
     if [ -f "$scripts/install.sh" ]; then
       # perfgate installed once; the measured code gets only the variables named in pass-env.
-      env "${settings[@]}" PERFGATE_CHECKOUT="$proj" PERFGATE_PASS_ENV=PYTHON PERFGATE_PREPARE="$prepare" \
+      env "${settings[@]}" PERFGATE_CHECKOUT="$proj" PERFGATE_PASS_ENV="$pass_env" PERFGATE_PREPARE="$prepare" \
         PERFGATE_BUILD_COMMAND='' "$scripts/action_env.sh"
       while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
       PERFGATE_BIN="$PERFGATE_REAL" "$scripts/install.sh" >/dev/null
@@ -148,6 +157,12 @@ measured_models >"$job/models.txt"
 check "pr-noop: base and head each measured the 2-layer model, every cell ok" \
   [ "$(cut -d' ' -f2- "$job/models.txt" | sort -u)" = "TinyLM 2 layers ['ok']" ]
 [ "$rc" -eq 0 ] || cat "$job/log" "$job/summary.md" "$job/models.txt"
+if [ "$MODE" = exec ]; then
+  harness=$("$PERFGATE_REAL" export --db "$job/work/gate.db" --format json |
+    grep -o '"engine.perfgate_bench":"[^"]*"' | sort -u)
+  check "pr-noop: every run was timed by the trusted perfgate_bench.py, and says so ($harness)" \
+    [ "$harness" = "\"engine.perfgate_bench\":\"$(sha256sum "$root/python/perfgate_bench.py" | cut -c1-16) $root/python/perfgate_bench.py\"" ]
+fi
 
 run_pr pr-slow
 check "pr-slow: the job fails with exit 1" [ "$rc" -eq 1 ]
