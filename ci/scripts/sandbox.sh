@@ -55,9 +55,14 @@ pg_sandbox_env() {
     case $var in *TOKEN* | GITHUB_* | ACTIONS_*) pg_die "pass-env: $var is never passed to measured code" ;; esac
     if [ -n "${!var+x}" ]; then PG_SANDBOX_ENV+=("$var=${!var}"); fi
   done
-  # The trusted timing harness first (install.sh), before any PYTHONPATH pass-env names.
+  # The trusted timing harness first (install.sh), before any PYTHONPATH pass-env names; its
+  # harness_preload/sitecustomize.py loads it before a benchmark's own folder joins sys.path, so
+  # a perfgate_bench.py the pull request puts beside its benchmark is never imported.
   if [ -n "${PERFGATE_HARNESS_DIR:-}" ]; then
     local pythonpath=$PERFGATE_HARNESS_DIR
+    if [ -f "$PERFGATE_HARNESS_DIR/harness_preload/sitecustomize.py" ]; then
+      pythonpath=$PERFGATE_HARNESS_DIR/harness_preload:$pythonpath
+    fi
     case " $PERFGATE_PASS_ENV " in *" PYTHONPATH "*) pythonpath+=${PYTHONPATH:+:$PYTHONPATH} ;; esac
     PG_SANDBOX_ENV+=("PYTHONPATH=$pythonpath")
   fi
