@@ -8,6 +8,7 @@
 #                 embedded in the binary); builds perfgate and perfgate-runner only, without the
 #                 test suites (scripts/quickstart.sh)
 #   --no-build    installs, and builds nothing
+# PERFGATE_BUILD_TYPE (default RelWithDebInfo) is CMake's build type (the release: Release).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -88,6 +89,7 @@ else
 fi
 
 [ "$build" -eq 1 ] || exit 0
+build_type=${PERFGATE_BUILD_TYPE:-RelWithDebInfo}
 
 # LibTorch's CMake package enables CUDA when torch is a CUDA build (PyPI's default), and then needs
 # nvcc even for a CPU-only build. Without a CUDA toolkit on this machine, take the compiler from
@@ -114,9 +116,9 @@ if [ "$quick" -eq 1 ]; then
   # configured without the test suites. Only the two executables are built either way.
   tests=()
   [ -f build/CMakeCache.txt ] || tests=(-DPERFGATE_BUILD_TESTS=OFF)
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tests[@]}" >/dev/null
+  cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" "${tests[@]}" >/dev/null
   cmake --build build -j"$(nproc)" --target perfgate
 else
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_BUILD_TESTS=ON >/dev/null
+  cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" -DPERFGATE_BUILD_TESTS=ON >/dev/null
   cmake --build build -j"$(nproc)"
 fi
