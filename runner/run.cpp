@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/errors.h"
+#include "common/program_name.h"
 #include "core/cell_label.h"
 #include "runner/cell_measurer.h"
 #include "runner/exec/exec_runner.h"
@@ -136,7 +137,10 @@ int perform_run(const SweepConfig& cfg, const std::string& started_at) {
   warn_about_failed_cells(*run);
   fmt::print("Stored run {} in {} ({}, {} of {} cells)\n", run->id, cfg.db, to_string(run->status),
              outcome.attempted, outcome.total);
-  if (!cfg.quiet) fmt::print("View: perfgate serve --db {}  ->  http://127.0.0.1:8080/\n", cfg.db);
+  // The command to type next, as it works from here: the binary as it was started, and the store.
+  if (!cfg.quiet)
+    fmt::print("View: {} serve --db {}  ->  http://127.0.0.1:8080/\n", shell_word(program_name()),
+               shell_word(cfg.db));
   std::fflush(stdout);
 
   // What follows only copies the stored run elsewhere; a failure says that the run is safe.
