@@ -51,7 +51,10 @@ using Environment = std::map<std::string, std::string>;
 const std::vector<std::string>& comparable_env_fields();
 
 struct Run {
-  int64_t id = 0;
+  int64_t id = 0;  // in one database
+  // The run's identity across databases: 128 random bits as 32 lowercase hex digits, given by the
+  // store that first holds the run; empty in a run that has none yet (docs/FORMATS.md, `uuid`).
+  std::string uuid;
   RunStatus status = RunStatus::incomplete;
   std::string started_at;   // ISO 8601 UTC
   std::string finished_at;  // empty while running

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/escape.h"
+#include "common/inert_text.h"
 #include "gate/report.h"
 #include "gate/report_text.h"
 
@@ -13,7 +14,11 @@ namespace {
 
 namespace rt = report_text;
 
-std::string md(const std::string& s) { return markdown_cell(s); }
+// Stored text in a Markdown line or table cell: one inert line (common/inert_text.h), then
+// Markdown's own escaping.
+std::string md(const std::string& s, size_t cap = kInertMessageChars) {
+  return markdown_cell(inert_text(s, cap));
+}
 
 const char* gate_icon(GateVerdict v) {
   switch (v) {
@@ -55,7 +60,7 @@ void cell_table(const GateResult& r, const std::vector<const CellComparison*>& c
     if (!c->note.empty()) verdict += " (" + md(c->note) + ")";
     out << fmt::format(
         "| {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n", verdict,
-        md(cell_label(c->key)), rt::short_sha(r.base), rt::short_sha(r.head),
+        markdown_cell(rt::label(c->key)), rt::short_sha(r.base), rt::short_sha(r.head),
         rt::fmt_ms(c->base_median), rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), ratio,
         rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-", c->base_runs, c->base_n,
         c->head_runs, c->head_n);
@@ -74,10 +79,11 @@ void environment_table(const GateResult& r, std::ostream& out) {
   const auto diff = rt::env_differences(r);
   out << "| field | base | head |\n|---|---|---|\n";
   for (const auto& field : fields) {
-    const std::string f = md(field);  // keys come from stored (possibly ingested) runs too
+    // Keys come from stored (possibly ingested) runs too, values from measured code (engine.*).
+    const std::string f = md(field, kInertNameChars);
     auto b = r.base_env.find(field), h = r.head_env.find(field);
-    std::string bv = b == r.base_env.end() ? "-" : md(b->second);
-    std::string hv = h == r.head_env.end() ? "-" : md(h->second);
+    std::string bv = b == r.base_env.end() ? "-" : md(b->second, kInertNameChars);
+    std::string hv = h == r.head_env.end() ? "-" : md(h->second, kInertNameChars);
     if (diff.count(field)) {
       out << fmt::format("| **{}** (differs, performance-relevant) | **{}** | **{}** |\n", f, bv,
                          hv);
@@ -96,7 +102,7 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
 
   auto rev = [](const std::string& sha, const std::string& spelled) {
     std::string s = "`" + rt::short_sha(sha) + "`";
-    if (!spelled.empty() && spelled != sha) s += " (" + md(spelled) + ")";
+    if (!spelled.empty() && spelled != sha) s += " (" + md(spelled, kInertNameChars) + ")";
     return s;
   };
   out << fmt::format(

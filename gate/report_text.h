@@ -11,6 +11,12 @@
 
 namespace pg::report_text {
 
+// A report prints text it did not write (a model name, a note, a warning, an environment value)
+// only through these, as one inert line (common/inert_text.h, docs/FORMATS.md): the cell's label
+// at the name cap, anything else at the message cap.
+std::string label(const CellKey& key);
+std::string inert_message(const std::string& s);
+
 std::string short_sha(const std::string& sha);  // first 7 characters, or "(none)"
 
 std::string fmt_ms(const std::optional<double>& v);          // "12.35", "0.3123", "-"

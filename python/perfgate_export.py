@@ -118,6 +118,10 @@ def mutated_buffer_bytes(module, exported):
 
 
 DECODE_PROGRAM = "decode"
+# The sidecar's name is the series key: perfgate holds it to the rule of --exec model names
+# (core/model_name.h), so the export refuses a name perfgate would refuse, before it compiles.
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+MODEL_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 
 def compile_program(exported, configs):
@@ -136,6 +140,9 @@ def export_and_package(module, *, out, name, batch, context, dtype, device, expo
     None for the static decode program)."""
     if not out.endswith(".pt2"):
         raise SystemExit(f"--out {out}: the package's name must end in .pt2")
+    if not MODEL_NAME.fullmatch(name or ""):
+        raise SystemExit(f"--name {name!r}: a model name is {MODEL_NAME_RULE} (perfgate refuses "
+                         "any other in the sidecar); give one with --name")
     module.eval()
     t0 = time.time()
     tokens = torch.zeros(batch, 2, dtype=torch.long, device=device)

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "core/model_name.h"
 #include "runner/config_detail.h"
 #include "runner/lm/artifact.h"
 #include "runner/lm/measure.h"
@@ -194,10 +195,8 @@ std::string parse_model(const RawItem& item) {
 // With --exec a model is the user's name for it: the series key, stable across commits, so a
 // name and not a path; presets and `kind:` specs are refused so the two kinds never share a key.
 std::string parse_exec_model(const RawItem& item) {
-  if (!exec_model_name_ok(item.text))
-    bad(item,
-        "is not a model name for --exec (1-64 letters, digits, '.', '_' or '-', starting "
-        "with a letter or digit; not a path)");
+  if (!is_model_name(item.text))
+    bad(item, fmt::format("is not a model name for --exec ({}; not a path)", kModelNameRule));
   if (lm::find_preset(item.text))
     bad(item, "is one of perfgate's own model presets; give your model a name of its own");
   return item.text;
@@ -251,15 +250,6 @@ std::string parse_export_path(const RawItem& item) {
 const RawItem& single(const RawSetting& raw) { return raw.items.front(); }
 
 }  // namespace
-
-bool exec_model_name_ok(const std::string& name) {
-  if (name.empty() || name.size() > 64 || !std::isalnum(static_cast<unsigned char>(name[0])))
-    return false;
-  for (char c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
-      return false;
-  return true;
-}
 
 bool is_setting(const std::string& name) { return find_def(name) != nullptr; }
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/errors.h"
+#include "common/inert_text.h"
 #include "common/program_name.h"
 #include "core/cell_label.h"
 #include "runner/cell_measurer.h"
@@ -86,8 +87,9 @@ void warn_about_failed_cells(const Run& run) {
              run.cells.size());
   for (const auto& c : run.cells)
     if (c.status != CellStatus::ok)
-      fmt::print(stderr, "  {}: {}{}\n", cell_label(c.key), to_string(c.status),
-                 c.reason ? " (" + *c.reason + ")" : std::string());
+      fmt::print(stderr, "  {}: {}{}\n", inert_text(cell_label(c.key), kInertNameChars),
+                 to_string(c.status),
+                 c.reason ? " (" + inert_text(*c.reason, kInertMessageChars) + ")" : std::string());
 }
 
 }  // namespace

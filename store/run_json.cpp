@@ -114,6 +114,9 @@ struct Parser {
     r.started_at = str_or_null(optional_field(j, "started_at"), ptr + "/started_at").value_or("");
     r.finished_at =
         str_or_null(optional_field(j, "finished_at"), ptr + "/finished_at").value_or("");
+    r.uuid = str_or_null(optional_field(j, "uuid"), ptr + "/uuid").value_or("");
+    if (!r.uuid.empty() && !is_run_uuid(r.uuid))
+      bad(ptr + "/uuid", "'" + r.uuid + "' is not 32 hex digits or null");
 
     const std::string gp = ptr + "/git";
     const json& g = object(field(j, "git", ptr), gp);
@@ -175,6 +178,7 @@ json run_to_json(const Run& run, bool with_samples) {
   if (config.is_discarded()) config = valid_utf8(run.config_json);
   const auto& g = run.git;
   return {{"id", run.id},
+          {"uuid", run.uuid.empty() ? json() : json(valid_utf8(run.uuid))},
           {"status", to_string(run.status)},
           {"started_at", run.started_at},
           {"finished_at", run.finished_at.empty() ? json() : json(run.finished_at)},

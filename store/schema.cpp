@@ -170,6 +170,16 @@ CREATE TABLE gate_result_events (
 );
 CREATE INDEX gate_result_events_gate ON gate_result_events(gate_id, id);
 )sql",
+      // 6: every run's own identity, 128 random bits as 32 lowercase hex digits (docs/STORE.md):
+      // ingest is idempotent by it, never by content, since two runs may be byte-identical and
+      // still be two measurements. Runs stored before get fresh ones. content_hash (step 1) is
+      // no longer written or read.
+      R"sql(
+ALTER TABLE runs ADD COLUMN uuid TEXT
+  CHECK (uuid IS NULL OR (length(uuid) = 32 AND uuid NOT GLOB '*[^0-9a-f]*'));
+UPDATE runs SET uuid = lower(hex(randomblob(16)));
+CREATE UNIQUE INDEX runs_uuid ON runs(uuid);
+)sql",
   };
   return steps;
 }

@@ -10,6 +10,8 @@
 #include <set>
 
 #include "common/errors.h"
+#include "common/inert_text.h"
+#include "core/model_name.h"
 #include "runner/lm/presets.h"
 
 namespace pg::lm {
@@ -100,8 +102,11 @@ ModelFacts read_model_facts(const std::string& file) {
   if (!j.is_object()) throw UsageError("model sidecar '" + file + "' is not a JSON object");
   ModelFacts f;
   f.name = optional_field<std::string>(j, "name", file);
-  if (f.name && f.name->empty())
-    throw UsageError("model sidecar '" + file + "': field 'name' is empty");
+  // The series key, written by the code being measured: the --exec names' rule, and the refused
+  // value shown inert.
+  if (f.name && !is_model_name(*f.name))
+    throw UsageError("model sidecar '" + file + "': field 'name' ('" + inert_text(*f.name, 80) +
+                     "') is not a model name (" + std::string(kModelNameRule) + ")");
   f.dtype = optional_field<std::string>(j, "dtype", file);
   if (f.dtype && *f.dtype != "fp32" && *f.dtype != "fp16" && *f.dtype != "bf16")
     throw UsageError("model sidecar '" + file + "': dtype '" + *f.dtype +
