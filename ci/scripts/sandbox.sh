@@ -211,7 +211,7 @@ pg_bench() {
   local rc=0
   pg_untrusted "$repo" "$bin" run --config "$PG_SANDBOX/sweep.toml" --repo "$repo" \
     --db "$PG_SANDBOX/scratch.db" --json "$json" "${extra[@]}" "$@" || rc=$?
-  if ! pg_sandbox_read "$json" | (umask 077 && "$(pg_trusted_bin)" import --db "$db" -) >&2; then
+  if ! pg_sandbox_read "$json" | (umask 077 && "$(pg_trusted_bin)" import --fresh-uuids --db "$db" -) >&2; then
     pg_log "the run left no valid result ($json); nothing stored"
     [ "$rc" -ne 0 ] || rc=4
   fi
