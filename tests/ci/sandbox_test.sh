@@ -132,7 +132,7 @@ pg_sandbox_destroy
 # by 4, say); with the trusted harness on PYTHONPATH (install.sh sets PERFGATE_HARNESS_DIR), the
 # benchmark imports the pinned one all the same. The system's Python, which every user can run.
 if [ -x /usr/bin/python3 ]; then
-  PERFGATE_HARNESS_DIR="$root/python"
+  export PERFGATE_HARNESS_DIR="$root/python" # read by sandbox.sh
   pg_sandbox_create
   # shellcheck disable=SC2016  # expands in the sandbox's shell
   pg_untrusted "$PG_SANDBOX" bash -c 'mkdir -p pr && cd pr &&
