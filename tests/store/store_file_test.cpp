@@ -97,6 +97,8 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
     write_run(s, test::sample_run());
   }
   raw_exec(path,
+           "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
+           "DROP TABLE profile_names; "
            "DROP TABLE gate_result_events; DROP TABLE gate_results; DROP TABLE view_cache; "
            "ALTER TABLE runs DROP COLUMN git_remote; PRAGMA user_version = 2");
   Store s(path);
