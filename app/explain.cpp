@@ -149,8 +149,9 @@ std::vector<CellExplanation> explain(const GateResult& result, const std::vector
     }
     e.kind = has_kernels(base) && has_kernels(head) ? ProfileOpKind::kernel : ProfileOpKind::op;
     if (c.base_median && c.head_median) e.tpot_change_ms = *c.head_median - *c.base_median;
+    // A share of the tpot change means something only where the change is real.
     e.decode = explain_phase(phase_means(base, true), phase_means(head, true), e.kind,
-                             "decode step", e.tpot_change_ms);
+                             "decode step", e.regressed ? e.tpot_change_ms : std::nullopt);
     e.prefill = explain_phase(phase_means(base, false), phase_means(head, false), e.kind, "prefill",
                               std::nullopt);
     out.push_back(std::move(e));

@@ -42,8 +42,9 @@ std::string noun(const std::string& counter, double n, ProfileOpKind kind) {
 
 std::string counter_line(const std::string& phase, const CounterChange& c, ProfileOpKind kind) {
   if (c.counter == "alloc_bytes" || c.counter == "peak_bytes")
-    return fmt::format("{}: {} {} -> {}", phase, noun(c.counter, 2, kind), fmt_bytes(c.base),
-                       fmt_bytes(c.head));
+    return fmt::format("{}: {} {} -> {} ({}{} B)", phase, noun(c.counter, 2, kind),
+                       fmt_bytes(c.base), fmt_bytes(c.head), c.head >= c.base ? "+" : "-",
+                       fmt_count(std::fabs(c.head - c.base)));
   std::string line = fmt::format("{}: {} -> {} {} ({}", phase, fmt_count(c.base), fmt_count(c.head),
                                  noun(c.counter, c.head, kind), fmt_signed_count(c.head - c.base));
   std::vector<std::string> names;
@@ -79,7 +80,10 @@ std::vector<std::string> counter_lines(const CellExplanation& e) {
 
 std::vector<std::string> growth_lines(const CellExplanation& e) {
   std::vector<std::string> out;
-  for (const PhaseExplanation* p : {&e.decode, &e.prefill})
+  // Time under the profiler is as noisy as any single sequence: worth reading only where the
+  // timed test found the decode step slower.
+  if (!e.regressed) return out;
+  for (const PhaseExplanation* p : {&e.decode})
     for (const OpDelta& d : p->grew) {
       std::string share =
           d.share ? fmt::format(", {:.0f}% of the tpot change", *d.share * 100) : "";

@@ -18,6 +18,7 @@ std::string shown_name(const std::string& raw);
 // "decode step: 312 -> 336 ops (+24: aten::mul x12, aten::sigmoid x12)"; empty: none changed.
 std::vector<std::string> counter_lines(const CellExplanation& e);
 // "decode step: aten::mul 0.0000 -> 0.0310 ms (+0.0310 ms, 41% of the tpot change), 0 -> 12 calls"
+// for a regressed cell's decode step only (profiled time is one noisy sequence).
 std::vector<std::string> growth_lines(const CellExplanation& e);
 // "decode step: appeared aten::sigmoid x12, aten::mul x12" / "... disappeared ..."
 std::vector<std::string> appeared_lines(const CellExplanation& e);
