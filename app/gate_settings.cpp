@@ -11,9 +11,17 @@ SettingError::SettingError(std::string name, std::string what_is_wrong)
       problem(std::move(what_is_wrong)) {}
 
 const std::vector<std::string>& gate_setting_names() {
-  static const std::vector<std::string> names = {
-      "alpha", "min_effect", "min_effect_floor", "power", "require_power",
-      "look",  "max_looks",  "correction",       "seed",  "allow_missing_baseline"};
+  static const std::vector<std::string> names = {"alpha",
+                                                 "min_effect",
+                                                 "min_effect_floor",
+                                                 "power",
+                                                 "require_power",
+                                                 "look",
+                                                 "max_looks",
+                                                 "correction",
+                                                 "seed",
+                                                 "allow_missing_baseline",
+                                                 "fail_on_counter_change"};
   return names;
 }
 

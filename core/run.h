@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/cell_key.h"
+#include "core/profile.h"
 #include "core/status.h"
 
 namespace pg {
@@ -25,6 +26,8 @@ struct CellResult {
   std::optional<std::string> reason;      // why oom / invalid / error
   std::map<std::string, double> metrics;  // core/metrics.h name -> value; absent = not applicable
   CellSamples samples;
+  // The untimed profiled sequence (core/profile.h); absent with --profile off or for --exec.
+  std::optional<CellProfile> profile;
 };
 
 // Git state of the code that was measured. Outside a repository, or before the first commit,

@@ -7,6 +7,7 @@
 #include "common/escape.h"
 #include "common/inert_text.h"
 #include "gate/report.h"
+#include "gate/report_explain.h"
 #include "gate/report_text.h"
 
 namespace pg {
@@ -64,6 +65,23 @@ void cell_table(const GateResult& r, const std::vector<const CellComparison*>& c
         rt::fmt_ms(c->base_median), rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), ratio,
         rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-", c->base_runs, c->base_n,
         c->head_runs, c->head_n);
+  }
+}
+
+// One collapsed section per cell that regressed or whose exact counters changed.
+void explanations(const GateResult& r, const ReportInfo& info, std::ostream& out) {
+  for (const CellComparison* c : rt::worst_first(r.cells)) {
+    const CellExplanation* e = report_explain::find(info.explanations, c->key);
+    if (!e || !report_explain::worth_showing(*e)) continue;
+    const std::string why = report_explain::label(*e, *c, r.options.min_effect);
+    out << "<details><summary>" << cell_icon(c->verdict) << " Why <code>"
+        << html_escape(cell_label(c->key)) << "</code> changed"
+        << (why.empty() ? "" : " — <b>" + html_escape(why) + "</b>") << "</summary>\n\n";
+    for (const auto& line : report_explain::lines(*e)) {
+      const bool nested = line.starts_with("  ");
+      out << (nested ? "  - " : "- ") << md(nested ? line.substr(2) : line) << '\n';
+    }
+    out << "\n</details>\n\n";
   }
 }
 
@@ -138,6 +156,7 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
     cell_table(r, unchanged, out);
     out << "\n</details>\n\n";
   }
+  explanations(r, info, out);
   if (r.cells.empty()) out << "_No cell to compare._\n\n";
   environment_table(r, out);
 }

@@ -6,6 +6,7 @@
 #include "common/inert_text.h"
 #include "common/text_table.h"
 #include "gate/report.h"
+#include "gate/report_explain.h"
 #include "gate/report_text.h"
 
 namespace pg {
@@ -96,6 +97,15 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
          "smallest slowdown of the cell caught with "
       << fmt::format("{:.0f}", r.options.power * 100) << "% probability\n";
   out << "power: " << rt::inert_message(rt::power_line(r)) << "\n\n";
+  for (const CellComparison* c : rt::worst_first(r.cells)) {
+    const CellExplanation* e = report_explain::find(info.explanations, c->key);
+    if (!e || !report_explain::worth_showing(*e)) continue;
+    const std::string why = report_explain::label(*e, *c, r.options.min_effect);
+    out << "why " << rt::inert_name(cell_label(c->key)) << " changed"
+        << (why.empty() ? "" : paint(" [" + why + "]", kYellow)) << ":\n";
+    for (const auto& line : report_explain::lines(*e)) out << "  " << line << '\n';
+    out << '\n';
+  }
 
   for (const auto& w : r.warnings)
     out << paint("WARNING: " + rt::inert_message(w), kYellow) << '\n';

@@ -54,6 +54,9 @@ const std::vector<SettingDef>& setting_defs() {
         "sdpa where LibTorch has it, else math"},
        K::string_list},
       {{"cuda-graphs", "LIST", "CUDA graphs for decode: on,off", "off"}, K::onoff_list},
+      {{"profile", "on|off",
+        "after the timed repetitions, one untimed sequence per cell under the profiler", "on"},
+       K::onoff_list},
       {{"seed", "N", "seed of the random weights and prompts", "0"}, K::int_scalar},
       {{"repo", "PATH", "git repository whose commit tags the run", "the current directory's"},
        K::string_scalar},
@@ -303,6 +306,11 @@ SweepConfig validate_settings(const RawSettings& s) {
     });
   if (cfg.attention.empty()) cfg.attention = {default_attention()};
   if (auto r = get("cuda-graphs")) cfg.cuda_graphs = parse_list<bool>(*r, parse_onoff);
+  if (auto r = get("profile")) {
+    if (r->items.size() != 1)
+      bad(r->items.back(), "is one value too many (profile takes one: on or off)");
+    cfg.profile = parse_onoff(single(*r));
+  }
   if (auto r = get("seed"))
     cfg.seed =
         parse_integer(single(*r), 0, std::numeric_limits<int64_t>::max(), "a non-negative integer");

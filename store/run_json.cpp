@@ -6,6 +6,7 @@
 #include "common/utf8.h"
 #include "core/cell_key_io.h"
 #include "core/environment_json.h"
+#include "store/profile_json.h"
 #include "store/validate.h"
 
 namespace pg {
@@ -99,6 +100,8 @@ struct Parser {
       for (size_t r = 0; r < decode.size(); ++r)
         c.samples.decode_ms.push_back(numbers(decode[r], sp + "/decode_ms/" + std::to_string(r)));
     }
+    if (const json* p = optional_field(j, "profile"); p && !p->is_null())
+      c.profile = profile_from_json(*p, source + ": " + ptr + "/profile");
     return c;
   }
 
@@ -171,6 +174,7 @@ json run_to_json(const Run& run, bool with_samples) {
                  {"metrics", metrics}};
     if (with_samples)
       cell["samples"] = {{"prefill_ms", c.samples.prefill_ms}, {"decode_ms", c.samples.decode_ms}};
+    if (with_samples && c.profile) cell["profile"] = profile_to_json(*c.profile);
     cells.push_back(std::move(cell));
   }
   const json env = environment_to_json(run.env);

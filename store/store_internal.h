@@ -1,8 +1,10 @@
 // Helpers shared by the store's translation units; not part of the public API.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/utc_time.h"
@@ -43,6 +45,14 @@ class CellWriter {
   sqlite3* db_;
   sql::Stmt cell_, metric_, sample_, rep_;
 };
+
+// A cell's profile rows (store_profile.cpp); the loader fills the profiles of the cells in
+// `cell_by_id` selected by `where` (load_runs' fragment over alias r), its parameters bound by
+// `bind`.
+void write_profile(sqlite3* db, int64_t cell_id, const CellProfile& profile);
+void load_profiles(sqlite3* db, const std::string& where,
+                   const std::function<void(sql::Stmt&)>& bind,
+                   const std::unordered_map<int64_t, CellResult*>& cell_by_id);
 
 // Bulk loader: every run matching one fixed WHERE fragment over alias `r` with its bound
 // parameters (?1; id_range also ?2, from "LO:HI"). The fragment is a constant of ours, never

@@ -125,6 +125,8 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
         samples.decode_ms.back().push_back(s.real(3));
       }
     }
+    load_profiles(
+        db, where, [&](sql::Stmt& q) { bind_param(q, sel, param); }, cell_by_id);
   }
   snapshot.commit();
   return runs;

@@ -94,6 +94,7 @@ int64_t CellWriter::write(int64_t run_id, int ordinal, const std::string& compar
         .bind(5, static_cast<int64_t>(steps.size()))
         .run();
   }
+  if (c.profile) write_profile(db_, cell_id, *c.profile);
   return cell_id;
 }
 

@@ -126,7 +126,8 @@ TEST(GateJson, VerdictSpellings) {
 
 TEST(MarkdownReport, VerdictFirstWorstFirstUnchangedCollapsed) {
   GateResult r = regression_result();
-  ReportInfo info{"merge-base", "HEAD", "merge-base", "git", {"baseline reused from the store"}};
+  ReportInfo info{
+      "merge-base", "HEAD", "merge-base", "git", {"baseline reused from the store"}, {}};
   std::string md = render(GateMarkdownReporter{}, r, info);
   std::string first = md.substr(0, md.find('\n'));
   EXPECT_EQ(first.rfind("### ❌ perfgate: 2 regressions in decode latency (tpot", 0), 0u) << first;
@@ -251,7 +252,7 @@ TEST(MarkdownReport, EveryStoredStringIsEscapedEnvKeysIncluded) {
   r.cells[3].key.model = evil;
   r.cells[3].note = evil;
   r.warnings = {evil};
-  ReportInfo info{"main" + evil, "HEAD" + evil, "", "", {evil}};
+  ReportInfo info{"main" + evil, "HEAD" + evil, "", "", {evil}, {}};
   const std::string out = render(GateMarkdownReporter{}, r, info);
   std::istringstream lines(out);
   std::string line;

@@ -97,6 +97,8 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
     write_run(s, test::sample_run());
   }
   raw_exec(path,
+           "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
+           "DROP TABLE profile_names; "
            "DROP TABLE gate_result_events; DROP TABLE gate_results; DROP TABLE view_cache; "
            "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; "
            "ALTER TABLE runs DROP COLUMN git_remote; PRAGMA user_version = 2");
@@ -120,6 +122,8 @@ TEST(Store, MigratesAVersion5StoreGivingEveryRunItsOwnUuid) {
     write_run(s, test::sample_run());  // byte-identical: two runs all the same
   }
   raw_exec(path,
+           "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
+           "DROP TABLE profile_names; "
            "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; PRAGMA user_version = 5");
   Store s(path);
   EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
