@@ -37,6 +37,8 @@ nlohmann::json gate_to_json(const GateResult& r) {
          {"runs_ratio", number_or_null(c.runs_ratio)},
          {"runs_p_adjusted", number_or_null(c.runs_p_adjusted)},
          {"mw_p_adjusted", number_or_null(c.mw_p_adjusted)},
+         {"mann_whitney_p", number_or_null(c.mann_whitney_p)},
+         {"test", c.test.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.test)},
          {"runs_df", number_or_null(c.runs_df)},
          {"run_sd", number_or_null(c.run_sd)},
          {"rep_sd", number_or_null(c.rep_sd)},

@@ -1,0 +1,105 @@
+// Which test decides a cell (docs/STATISTICS.md "The test that decides"): the t test on run means
+// wherever the runs allow it, the pooled Mann-Whitney only as a reported diagnostic there; the
+// too-few-repetitions rule follows the deciding test; one estimate, the deciding test's, is the
+// cell's ratio and lies inside its own interval.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "stats/gate.h"
+#include "synthetic_runs.h"
+
+namespace pg {
+namespace {
+
+using test::make_run;
+using test::sweep;
+
+bool has_warning(const GateResult& r, const std::string& part) {
+  for (const std::string& w : r.warnings)
+    if (w.find(part) != std::string::npos) return true;
+  return false;
+}
+
+// `runs` runs of `reps` repetitions each, every cell of run i scaled by drift[i], cell 0 by
+// `slow_first` too.
+std::vector<Run> side(int first_id, const std::vector<double>& drift, int reps, double cv,
+                      uint64_t seed, double slow_first = 1.0) {
+  std::vector<Run> out;
+  for (size_t i = 0; i < drift.size(); ++i)
+    out.push_back(make_run(first_id + int(i), sweep(reps, cv, seed + i, [&](int c) {
+                             return drift[i] * (c == 0 ? slow_first : 1.0);
+                           })));
+  return out;
+}
+
+TEST(GateDecides, FiveRunsOfOneRepetitionAreNotBlindTheTTestHasDf8) {
+  // 5 runs x 1 repetition a side: the pooled rank test's smallest p is 1/252, which can never
+  // pass alpha / 12. The t test on run means has df 8 and sees a 10% slowdown of one cell.
+  const auto base = side(1, {1.0, 1.001, 0.999, 1.002, 0.998}, 1, 0.003, 10);
+  const auto head = side(10, {1.0, 0.999, 1.001, 1.0, 1.002}, 1, 0.003, 20, 1.10);
+  const GateResult r = evaluate_gate("b", base, "h", head, {});
+  EXPECT_EQ(r.verdict, GateVerdict::regression);
+  EXPECT_FALSE(has_warning(r, "TOO FEW REPETITIONS"));
+  for (const CellComparison& c : r.cells) {
+    EXPECT_EQ(c.test, "runs-t");
+    EXPECT_EQ(*c.runs_df, 8.0);
+    EXPECT_TRUE(c.mde.has_value());
+    EXPECT_EQ(c.note.find("too few repetitions"), std::string::npos) << c.note;
+  }
+  const CellComparison& slowed = r.cells[0];
+  EXPECT_EQ(slowed.verdict, CellVerdict::regression);
+  // The rank test alone could not have flagged it: 5 vs 5 all above, p = 1/252, x 12 > 0.01.
+  EXPECT_NEAR(*slowed.mann_whitney_p, 1.0 / 252.0, 1e-12);
+  EXPECT_GT(*slowed.mw_p_adjusted, 0.01);
+  EXPECT_LE(*slowed.p_adjusted, 0.01);
+}
+
+TEST(GateDecides, APooledMannWhitneyAloneNeverFailsTheGate) {
+  // No code change, two head runs of three 7-8% slower as a whole: the pooled repetitions are
+  // overwhelmingly "slower", the run means are not. The diagnostic says so; the verdict does not.
+  const auto base = side(1, {1.0, 1.01, 0.99}, 10, 0.01, 10);
+  const auto head = side(4, {1.0, 1.08, 1.07}, 10, 0.01, 20);
+  GateOptions opt;
+  opt.min_effect = 0.02;
+  const GateResult r = evaluate_gate("b", base, "h", head, opt);
+  EXPECT_NE(r.verdict, GateVerdict::regression);
+  int mw_significant = 0;
+  for (const CellComparison& c : r.cells) {
+    EXPECT_EQ(c.test, "runs-t");
+    EXPECT_NE(c.verdict, CellVerdict::regression);
+    EXPECT_DOUBLE_EQ(*c.p_adjusted, *c.runs_p_adjusted);  // the t test's p is the cell's p
+    mw_significant += *c.mw_p_adjusted <= 0.01;
+  }
+  EXPECT_GE(mw_significant, 10);
+}
+
+TEST(GateDecides, TheRatioIsTheDecidingTestsEstimateInsideItsInterval) {
+  // Skewed repetitions: one very slow repetition per head run moves the median little and the
+  // geometric mean more. The cell's ratio is the ratio of geometric means of run means, as the
+  // t test's, so it lies inside the interval that the test inverts.
+  auto base = side(1, {1.0, 1.002, 0.998}, 10, 0.01, 10);
+  auto head = side(4, {1.0, 0.999, 1.001}, 10, 0.01, 20);
+  for (pg::Run& run : head)
+    for (double& ms : run.cells[0].samples.decode_ms[0]) ms *= 1.6;
+  const GateResult r = evaluate_gate("b", base, "h", head, {});
+  for (const CellComparison& c : r.cells) {
+    EXPECT_DOUBLE_EQ(*c.ratio, *c.runs_ratio);
+    EXPECT_LE(*c.ci_low, *c.ratio);
+    EXPECT_GE(*c.ci_high, *c.ratio);
+  }
+  const CellComparison& skewed = r.cells[0];
+  EXPECT_GT(*skewed.ratio, 1.03);  // the slow repetitions count in the geometric mean
+  EXPECT_LT(*skewed.head_median / *skewed.base_median, 1.02);  // the medians barely move
+  // One run a side: the rank test decides and its estimate is the Hodges-Lehmann ratio, inside
+  // Bauer's interval.
+  const GateResult one = evaluate_gate("b", {base[0]}, "h", {head[0]}, {});
+  for (const CellComparison& c : one.cells) {
+    EXPECT_EQ(c.test, "mann-whitney");
+    EXPECT_LE(*c.ci_low, *c.ratio);
+    EXPECT_GE(*c.ci_high, *c.ratio);
+  }
+}
+
+}  // namespace
+}  // namespace pg
