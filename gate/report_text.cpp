@@ -109,8 +109,8 @@ std::vector<std::string> inconclusive_causes(const GateResult& r) {
   // run per side, an underpowered gate that is not required to have power) after them.
   std::vector<std::string> qualifying;
   for (const auto& w : r.warnings) {
-    const bool qualifies = w.starts_with("ONE RUN PER SIDE") ||
-                           (w.starts_with("UNDERPOWERED") && !r.options.require_power);
+    const bool qualifies = (w.starts_with("ONE RUN PER SIDE") || w.starts_with("UNDERPOWERED")) &&
+                           !r.options.require_power;
     (qualifies ? qualifying : causes).push_back(w);
   }
   if (r.cells.empty() && r.base_runs > 0) causes.push_back("no cell to compare");
@@ -130,7 +130,7 @@ std::string power_line(const GateResult& r) {
       o.power * 100.0, fmt_effect(r.mde), fmt_effect(r.mde_all_cells), o.min_effect * 100.0,
       o.min_effect_source, r.underpowered ? ": UNDERPOWERED" : "");
   s += r.drift_estimated ? "; interval includes run-to-run drift"
-                         : "; run-to-run drift not estimated (one run per side)";
+                         : "; one run per side: the interval ignores run-to-run drift";
   if (o.max_looks > 1)
     s += fmt::format("; look {} of {} at alpha {:.3g} each, next: {}", o.look, o.max_looks,
                      r.alpha_per_look, to_string(r.next));

@@ -66,7 +66,8 @@ struct CellComparison {
   std::string test;  // the deciding test: "runs-t" or "mann-whitney"
   // Minimum detectable effect: the smallest slowdown of this cell alone (head/base - 1) that the
   // gate's test detects with probability GateOptions::power, given the variances just measured.
-  // Empty when no slowdown can be detected (too few repetitions).
+  // Empty when none can be stated: too few repetitions for the rank test, or no run-level
+  // variance (one run a side), where drift bounds what the gate sees and nothing measures it.
   std::optional<double> mde;
 };
 

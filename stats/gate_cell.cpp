@@ -56,6 +56,7 @@ TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, cons
     }
   }
   t.runs_decide = run_level && t.two_level && t.two_level->has_runs_test();
+  t.drift_blind = run_level && !t.runs_decide;
   t.mw_slower = mann_whitney(head.tpot, base.tpot, Alternative::greater).p;
   t.mw_faster = mann_whitney(head.tpot, base.tpot, Alternative::less).p;
   if (t.runs_decide) {
@@ -76,11 +77,12 @@ TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, cons
 }
 
 std::optional<double> cell_mde(const TestedCell& t, double alpha, double power) {
-  if (t.min_p > alpha || !t.two_level) return std::nullopt;
+  if (t.min_p > alpha || !t.two_level || t.drift_blind) return std::nullopt;
   const TwoLevelEstimate& e = *t.two_level;
   if (t.runs_decide) return minimum_detectable_effect(e.se, e.df, alpha, power);
-  // Repetitions only: the rank test's asymptotic efficiency against the t test is 3/pi under
-  // normal noise, so it needs pi/3 times the samples, a standard error sqrt(pi/3) times larger.
+  // Repetitions only, without drift (the earlier rule of perfgate-sim): the rank test's efficiency
+  // against the t test is 3/pi under normal noise, so it needs pi/3 times the samples, a standard
+  // error sqrt(pi/3) times larger.
   return minimum_detectable_effect(e.se * std::sqrt(std::numbers::pi / 3.0), 0.0, alpha, power);
 }
 

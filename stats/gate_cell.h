@@ -16,7 +16,10 @@ struct TestedCell {
   double mw_slower = 1.0, mw_faster = 1.0;
   std::optional<TwoLevelEstimate> two_level;  // its p-values exist when has_runs_test()
   bool runs_decide = false;  // the run-level t test decides; else the pooled Mann-Whitney
-  double min_p = 0.0;        // smallest p the deciding test can reach (0: the t test, any p)
+  // No independent run-level variance: the rank test decides under the assumption of no drift
+  // (one run a side, GateOptions::run_level on). Its power cannot be stated.
+  bool drift_blind = false;
+  double min_p = 0.0;  // smallest p the deciding test can reach (0: the t test, any p)
   // The deciding test's one-sided p-values.
   double p_slower() const { return runs_decide ? *two_level->p_slower : mw_slower; }
   double p_faster() const { return runs_decide ? *two_level->p_faster : mw_faster; }
@@ -28,7 +31,8 @@ TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, cons
                      bool run_level);
 
 // The cell's minimum detectable effect at one-sided level `alpha`, from the deciding test. Empty
-// when the rank test can never reach `alpha` with these repetitions.
+// when the rank test can never reach `alpha` with these repetitions, and when the cell is
+// drift-blind: any figure from the repetitions alone would be smaller than what the gate can see.
 std::optional<double> cell_mde(const TestedCell& t, double alpha, double power);
 
 // "%.3g" of v, for notes and warnings.

@@ -77,9 +77,11 @@ void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
     r.warnings.push_back(
         "ONE RUN PER SIDE: " + std::to_string(w.without_runs) + " of " + std::to_string(m) +
         " compared cells have a single run on each side, so run-to-run drift cannot be "
-        "estimated. For them the gate assumes there is none (every repetition independent), and "
-        "a machine that drifts between runs can fail it falsely. Measure 2 or more runs per "
-        "side (alternating rounds) for an interval that includes drift.");
+        "estimated: their p-values and intervals ignore it (every repetition taken as "
+        "independent), a machine that drifts between runs can fail the gate falsely, and no "
+        "minimum detectable effect can be stated for them (none). --require-power makes such a "
+        "gate inconclusive. Measure 2 or more runs per side (alternating rounds) for an interval "
+        "that includes drift.");
 }
 
 void warn_too_few_repetitions(const GateOptions& opt, GateResult& r, GateWork& w) {
@@ -118,7 +120,10 @@ void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w) {
   if (r.underpowered && w.blind == 0 && m > 0)
     r.warnings.push_back(
         "UNDERPOWERED: this gate detects a slowdown of one cell with " + pct(opt.power) +
-        " probability only from " + (r.mde ? pct(*r.mde) : std::string("(never)")) +
+        " probability only from " +
+        (r.mde                ? pct(*r.mde)
+         : w.without_runs > 0 ? std::string("(none: no run-level variance, one run a side)")
+                              : std::string("(never)")) +
         ", above --min-effect " + pct(opt.min_effect) + " (a slowdown of every cell from " +
         (r.mde_all_cells ? pct(*r.mde_all_cells) : "-") +
         "). A pass does not rule out a regression of --min-effect; measure more rounds or "
@@ -145,17 +150,23 @@ void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w) {
 }
 
 void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w) {
+  // --require-power asks for a verdict whose error rates are stated: a cell decided without a
+  // run-level variance (one run a side) has neither a valid alpha under drift nor a power, so
+  // its regression does not count and the gate is inconclusive.
+  const bool drift_blind_counts = !opt.require_power;
   int no_baseline = 0, incomparable = 0, regressions = 0;
   for (const CellComparison& c : r.cells) {
     no_baseline += c.verdict == CellVerdict::no_baseline;
     incomparable += c.verdict == CellVerdict::incomparable;
-    regressions += c.verdict == CellVerdict::regression;
+    regressions += c.verdict == CellVerdict::regression &&
+                   (drift_blind_counts || c.test != "mann-whitney" || !opt.run_level);
   }
   w.structural =
       incomparable > 0 || (no_baseline > 0 && !opt.allow_missing_baseline) || r.cells.empty();
+  const bool unstated = opt.require_power && opt.run_level && w.without_runs > 0;
   if (regressions > 0)
     r.verdict = GateVerdict::regression;
-  else if (w.structural || w.blind > 0 || (opt.require_power && r.underpowered))
+  else if (w.structural || w.blind > 0 || (opt.require_power && r.underpowered) || unstated)
     r.verdict = GateVerdict::inconclusive;
   else
     r.verdict = GateVerdict::pass;

@@ -93,8 +93,10 @@ std::string change_text(const CellComparison& c) {
 // What the gate could have seen (docs/STATISTICS.md, "Minimum detectable effect"): said next to
 // the verdict, and plainly when a pass could hide a slowdown of the gate's own min effect.
 std::string power_text(const GateResult& r) {
-  const auto pct_or = [](const std::optional<double>& v) {
-    return v ? pct(*v) : std::string("none (too few repetitions)");
+  const auto pct_or = [&r](const std::optional<double>& v) {
+    return v ? pct(*v)
+             : std::string(r.drift_estimated ? "none (too few repetitions)"
+                                             : "none (one run a side: no run-level variance)");
   };
   const std::string power = pct_setting(r.options.power);
   std::string h;

@@ -22,6 +22,7 @@ std::string pct(double v) {
 }
 
 std::string effect(double v) {
+  if (v < 0.0) return "none";
   if (v > 1.0) return "> 100%";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * v);
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
   app.add_option("--min-effect", min_effect, "the gate's --min-effect")
       ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--quick", quick, "the first two tables only (for ctest)");
+  bool require_power = false;
+  app.add_flag("--require-power", require_power,
+               "the gate's --require-power: an underpowered gate is inconclusive");
   int runs = 3, seq_looks = 1;
   double drift_cv = 0.03, seq_drift = 0.02;
   bool drift_table = false;
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
 
   pg::GateOptions holm;  // the defaults: alpha 0.01, min_effect 0.05, holm
   holm.min_effect = min_effect;
+  holm.require_power = require_power;
   holm.bootstrap_iters = 0;
   pg::GateOptions bh = holm;
   bh.correction = "bh";
@@ -213,10 +218,10 @@ int main(int argc, char** argv) {
     std::printf(
         "\nRun-to-run drift, %d runs per side of %d repetitions, CV %.2g%%, %d gates per entry: "
         "false alarms (A/A) and detection of a slowdown of every cell, pooled Mann-Whitney alone "
-        "(the earlier rule) against the two-level rule:\n\n| drift sd (run / cell) | A/A "
-        "earlier | A/A two-level | 10%% earlier | 10%% two-level | 20%% two-level | gate MDE "
-        "median, two-level |\n|---|---|---|---|---|---|---|\n",
-        runs, reps, drift_cv * 100, gates);
+        "(the earlier rule) against the two-level rule%s:\n\n| drift sd (run / cell) | A/A "
+        "earlier | A/A two-level | A/A two-level inconclusive | 10%% earlier | 10%% two-level | "
+        "20%% two-level | gate MDE median, two-level |\n|---|---|---|---|---|---|---|---|\n",
+        runs, reps, drift_cv * 100, gates, require_power ? ", --require-power" : "");
     for (double drift : drifts) {
       pg::sim::Scenario s{drift_cv, reps, 0.0, true, drift, runs, drift / 2};
       const auto aa_old = pg::sim::run_gates(s, old_rule, gates, seed);
@@ -230,11 +235,12 @@ int main(int argc, char** argv) {
       std::vector<double> mdes;
       for (int i = 0; i < std::min(gates, 501); ++i) {
         const auto r = pg::sim::simulate_gate(s, holm, pg::stats::derive_seed(seed, uint64_t(i)));
-        mdes.push_back(r.mde_all_cells.value_or(9.99));
+        mdes.push_back(r.mde_all_cells.value_or(-1.0));  // printed "none"
       }
       std::nth_element(mdes.begin(), mdes.begin() + mdes.size() / 2, mdes.end());
-      std::printf("| %.2g%% / %.2g%% | %s | %s | %s | %s | %s | %s |\n", drift * 100, drift * 50,
-                  pct(aa_old.rate()).c_str(), pct(aa_new.rate()).c_str(),
+      std::printf("| %.2g%% / %.2g%% | %s | %s | %s | %s | %s | %s | %s |\n", drift * 100,
+                  drift * 50, pct(aa_old.rate()).c_str(), pct(aa_new.rate()).c_str(),
+                  pct(double(aa_new.inconclusive) / aa_new.gates).c_str(),
                   pct(ten_old.rate()).c_str(), pct(ten_new.rate()).c_str(),
                   pct(twenty.rate()).c_str(), effect(mdes[mdes.size() / 2]).c_str());
       if (check && wilson(aa_new.regression, aa_new.gates).first > 0.01) {
