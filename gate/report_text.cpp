@@ -129,11 +129,14 @@ std::string power_line(const GateResult& r) {
       "(min effect {:.2f}%, {}){}",
       o.power * 100.0, fmt_effect(r.mde), fmt_effect(r.mde_all_cells), o.min_effect * 100.0,
       o.min_effect_source, r.underpowered ? ": UNDERPOWERED" : "");
+  if (r.rules_out_min_effect)
+    s += fmt::format("; every cell's {:.0f}% upper bound is below +{:.2f}%", o.power * 100.0,
+                     o.min_effect * 100.0);
   s += r.drift_estimated ? "; interval includes run-to-run drift"
                          : "; one run per side: the interval ignores run-to-run drift";
   if (o.max_looks > 1)
-    s += fmt::format("; look {} of {} at alpha {:.3g} each, next: {}", o.look, o.max_looks,
-                     r.alpha_per_look, to_string(r.next));
+    s += fmt::format("; look {} of {} at alpha {:.3g} each, next: {} ({})", o.look, o.max_looks,
+                     r.alpha_per_look, to_string(r.next), r.next_reason);
   s += fmt::format("; measured {:.1f} s of repetitions in {:.0f} s of runs", r.measured_seconds,
                    r.run_seconds);
   return s;

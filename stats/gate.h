@@ -30,6 +30,9 @@ struct GateOptions {
   // The run-level t test decides wherever both sides have runs enough. Off only to simulate the
   // earlier rule (perfgate-sim), which pooled repetitions as if independent.
   bool run_level = true;
+  // The sequential rule's futility stop (a pass once every cell's upper bound is below
+  // 1 + min_effect). Off only to simulate the earlier rule (perfgate-sim --no-futility).
+  bool futility = true;
 };
 
 enum class CellVerdict { regression, improvement, unchanged, no_baseline, incomparable };
@@ -64,6 +67,9 @@ struct CellComparison {
   // adjusted across the cells in its own family.
   std::optional<double> mann_whitney_p, mw_p_adjusted;
   std::string test;  // the deciding test: "runs-t" or "mann-whitney"
+  // One-sided upper confidence bound for the ratio at level GateOptions::power, from the t test
+  // on run means (exp(d + t_{power, df} se)); empty without a run-level test.
+  std::optional<double> upper_bound;
   // Minimum detectable effect: the smallest slowdown of this cell alone (head/base - 1) that the
   // gate's test detects with probability GateOptions::power, given the variances just measured.
   // Empty when none can be stated: too few repetitions for the rank test, or no run-level
@@ -89,8 +95,15 @@ struct GateResult {
   std::optional<double> mde, mde_all_cells;
   bool underpowered = false;     // mde > min_effect: a pass could hide a slowdown of that size
   bool drift_estimated = false;  // every tested cell had the two-level test (2+ runs in all)
+  // Every tested cell's upper_bound is below 1 + min_effect: the data rule out a slowdown of
+  // min_effect in any cell (the futility stop of the sequential rule, which needs min_effect > 0;
+  // docs/STATISTICS.md).
+  bool rules_out_min_effect = false;
   double alpha_per_look = 0.01;
   NextStep next = NextStep::stop;
+  // Why the looks stop or go on: "regression", "futility", "powered", "last look",
+  // "not comparable", "too wide" (continue) or "" for a single look.
+  std::string next_reason;
   // What this gate cost: the timed repetitions of every run of both sides (prefill + decode),
   // and the runs' wall time from start to finish, in seconds.
   double measured_seconds = 0.0, run_seconds = 0.0;

@@ -2,11 +2,13 @@
 // the deciding tests corrected across the tested cells, the verdicts, the power, the warnings and
 // the sequential advice. docs/STATISTICS.md explains each rule.
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "stats/gate_steps.h"
 #include "stats/mann_whitney.h"
 #include "stats/multiple.h"
+#include "stats/student_t.h"
 
 namespace pg::stats {
 namespace {
@@ -52,7 +54,11 @@ void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
     c.p_adjusted = moved_faster ? adj_faster[i] : adj_slower[i];
     c.mann_whitney_p = moved_faster ? mw_faster[i] : mw_slower[i];
     c.mw_p_adjusted = moved_faster ? adj_mw_faster[i] : adj_mw_slower[i];
-    if (t.runs_decide) c.runs_p_adjusted = c.p_adjusted;
+    if (t.runs_decide) {
+      c.runs_p_adjusted = c.p_adjusted;
+      const TwoLevelEstimate& e = *t.two_level;
+      c.upper_bound = std::exp(e.log_ratio + student_t_quantile(opt.power, e.df) * e.se);
+    }
     w.without_runs += !t.runs_decide;
     if (adj_slower[i] <= w.alpha && *c.ratio >= up)
       c.verdict = CellVerdict::regression;
@@ -68,6 +74,11 @@ void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
       some_cell_blind = true;
   }
   r.drift_estimated = m > 0 && w.without_runs == 0;
+  r.rules_out_min_effect = m > 0;
+  for (const TestedCell& t : w.tested) {
+    const CellComparison& c = r.cells[t.cell];
+    r.rules_out_min_effect = r.rules_out_min_effect && c.upper_bound && *c.upper_bound < up;
+  }
   if (m > 0 && !some_cell_blind) {
     r.mde = *std::max_element(mdes.begin(), mdes.end());
     r.mde_all_cells = *std::min_element(mdes.begin(), mdes.end());
@@ -126,9 +137,14 @@ void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w) {
                               : std::string("(never)")) +
         ", above --min-effect " + pct(opt.min_effect) + " (a slowdown of every cell from " +
         (r.mde_all_cells ? pct(*r.mde_all_cells) : "-") +
-        "). A pass does not rule out a regression of --min-effect; measure more rounds or "
-        "repetitions" +
-        (opt.require_power ? ". --require-power makes the gate inconclusive." : "."));
+        (r.rules_out_min_effect
+             ? "). But every cell's one-sided " + pct(opt.power) + " upper bound is below +" +
+                   pct(opt.min_effect) +
+                   ", so the data rule out a slowdown of --min-effect in any cell."
+             : "). A pass does not rule out a regression of --min-effect; measure more rounds or "
+               "repetitions" +
+                   std::string(opt.require_power ? ". --require-power makes the gate inconclusive."
+                                                 : ".")));
   if (w.head_failed)
     r.warnings.push_back("some cells ran on base but have no ok samples on head (see notes)");
   if (!w.left_out.empty())
@@ -166,16 +182,30 @@ void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w) {
   const bool unstated = opt.require_power && opt.run_level && w.without_runs > 0;
   if (regressions > 0)
     r.verdict = GateVerdict::regression;
-  else if (w.structural || w.blind > 0 || (opt.require_power && r.underpowered) || unstated)
+  else if (w.structural || w.blind > 0 || unstated ||
+           (opt.require_power && r.underpowered && !(opt.futility && r.rules_out_min_effect)))
     r.verdict = GateVerdict::inconclusive;
   else
     r.verdict = GateVerdict::pass;
 
-  // Sequential rule: while a later look could still decide (no regression yet, the interval too
-  // wide for min_effect, nothing structurally wrong), ask for another round. Stopping early for a
-  // pass never adds false alarms; each look's alpha is alpha / max_looks.
-  if (r.verdict != GateVerdict::regression && !w.structural && opt.look < opt.max_looks &&
-      (r.underpowered || w.blind > 0)) {
+  // Sequential rule: stop at a regression; stop for a pass once every cell's upper bound is below
+  // 1 + min_effect (futility: non-binding, it never rejects, so alpha is untouched) or once the
+  // gate is powered for min_effect; else, while a later look could still decide, ask for another
+  // round. Each look's alpha is alpha / max_looks.
+  if (opt.max_looks > 1) {
+    const bool futile = opt.futility && opt.min_effect > 0.0 && r.rules_out_min_effect;
+    if (r.verdict == GateVerdict::regression)
+      r.next_reason = "regression";
+    else if (w.structural)
+      r.next_reason = "not comparable";
+    else if (opt.look == opt.max_looks)
+      r.next_reason = "last look";
+    else if (!(r.underpowered || w.blind > 0))
+      r.next_reason = "powered";
+    else
+      r.next_reason = futile ? "futility" : "too wide";
+  }
+  if (r.next_reason == "too wide") {
     r.next = NextStep::more_rounds;
     r.verdict = GateVerdict::inconclusive;
     r.warnings.push_back("CONTINUE: look " + std::to_string(opt.look) + " of " +

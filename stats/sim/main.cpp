@@ -60,7 +60,9 @@ int main(int argc, char** argv) {
   app.add_option("--min-effect", min_effect, "the gate's --min-effect")
       ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--quick", quick, "the first two tables only (for ctest)");
-  bool require_power = false;
+  bool require_power = false, no_futility = false;
+  app.add_flag("--no-futility", no_futility,
+               "sequential looks without the futility stop (the rule before issue 25)");
   app.add_flag("--require-power", require_power,
                "the gate's --require-power: an underpowered gate is inconclusive");
   int runs = 3, seq_looks = 1;
@@ -92,6 +94,7 @@ int main(int argc, char** argv) {
   pg::GateOptions holm;  // the defaults: alpha 0.01, min_effect 0.05, holm
   holm.min_effect = min_effect;
   holm.require_power = require_power;
+  holm.futility = !no_futility;
   holm.bootstrap_iters = 0;
   pg::GateOptions bh = holm;
   bh.correction = "bh";
@@ -252,13 +255,18 @@ int main(int argc, char** argv) {
     if (seq_looks > 1) {
       std::printf(
           "\nSequential looks: start with %d rounds, one more round per look, at most %d looks "
-          "(alpha / %d each), drift sd %.2g%%, %d gates:\n\n| slowdown of every cell | "
-          "regression | mean rounds per side |\n|---|---|---|\n",
-          runs, seq_looks, seq_looks, seq_drift * 100, gates);
+          "(alpha / %d each), drift sd %.2g%%, %d gates%s:\n\n| slowdown of every cell | "
+          "regression | inconclusive | stopped for futility | mean rounds per side | rounds, "
+          "regressions | rounds, passes |\n|---|---|---|---|---|---|---|\n",
+          runs, seq_looks, seq_looks, seq_drift * 100, gates,
+          no_futility ? ", no futility stop" : "");
       for (double slow : seq_slowdowns) {
         pg::sim::Scenario s{drift_cv, reps, slow, true, seq_drift, runs, seq_drift / 2};
         const auto t = pg::sim::run_sequential(s, holm, runs, seq_looks, gates, seed);
-        std::printf("| %s | %s | %.2f |\n", effect(slow).c_str(), pct(t.rate()).c_str(), t.rounds);
+        std::printf("| %s | %s | %s | %s | %.2f | %.2f | %.2f |\n", effect(slow).c_str(),
+                    pct(t.rate()).c_str(), pct(double(t.inconclusive) / t.gates).c_str(),
+                    pct(double(t.futility) / t.gates).c_str(), t.rounds, t.rounds_regression,
+                    t.rounds_other);
         if (check && slow == 0.0 && wilson(t.regression, t.gates).first > 0.01) {
           std::fprintf(stderr, "CHECK FAILED: sequential A/A false alarms %s > 1%%\n",
                        pct(t.rate()).c_str());

@@ -100,6 +100,7 @@ TEST(GateRefs, EveryCellAgreesWithScipyAndStatsmodels) {
       expect_close(opt_num(l.fields[10]), cell->p_adjusted, 1e-8, what + ": p adjusted");
       expect_close(opt_num(l.fields[11]), cell->mann_whitney_p, 1e-8, what + ": Mann-Whitney p");
       expect_close(opt_num(l.fields[15]), cell->mw_p_adjusted, 1e-8, what + ": MW p adjusted");
+      expect_close(opt_num(l.fields[12]), cell->upper_bound, 1e-10, what + ": upper bound");
       // With one run a side no MDE can be stated (None); else the noncentral t's, at alpha / m.
       expect_close(opt_num(l.fields[13]), cell->mde, 1e-6, what + ": mde");
     }
