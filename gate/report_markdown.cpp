@@ -124,9 +124,9 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
     return s;
   };
   out << fmt::format(
-      "**base** {} → **head** {} · gate on `tpot_ms` per repetition · one-sided Mann-Whitney U "
-      "and t test on run means, α = {} after {} correction, min effect {:.1f}% · pooled: base {}, "
-      "head {}\n\n",
+      "**base** {} → **head** {} · gate on `tpot_ms` per repetition · one-sided t test on run "
+      "means (pooled Mann-Whitney U with one run a side), α = {} after {} correction, min effect "
+      "{:.1f}% · pooled: base {}, head {}\n\n",
       rev(r.base, info.base_spelled), rev(r.head, info.head_spelled), r.options.alpha,
       r.options.correction == "bh" ? "Benjamini-Hochberg" : "Holm", r.options.min_effect * 100,
       rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));

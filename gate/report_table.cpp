@@ -93,8 +93,9 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
   }
   out << table.render();
   if (table.empty()) out << "(no cells)\n";
-  out << "n = repetitions pooled (from r runs); change = head/base median of tpot_ms - 1; mde = "
-         "smallest slowdown of the cell caught with "
+  out << "n = repetitions pooled (from r runs); change = head/base - 1, the deciding test's "
+         "estimate (2+ runs: geometric means of run means); mde = smallest slowdown of the cell "
+         "caught with "
       << fmt::format("{:.0f}", r.options.power * 100) << "% probability\n";
   out << "power: " << rt::inert_message(rt::power_line(r)) << "\n\n";
   for (const CellComparison* c : rt::worst_first(r.cells)) {

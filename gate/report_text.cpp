@@ -114,8 +114,8 @@ std::vector<std::string> inconclusive_causes(const GateResult& r) {
   // run per side, an underpowered gate that is not required to have power) after them.
   std::vector<std::string> qualifying;
   for (const auto& w : r.warnings) {
-    const bool qualifies = w.starts_with("ONE RUN PER SIDE") ||
-                           (w.starts_with("UNDERPOWERED") && !r.options.require_power);
+    const bool qualifies = (w.starts_with("ONE RUN PER SIDE") || w.starts_with("UNDERPOWERED")) &&
+                           !r.options.require_power;
     (qualifies ? qualifying : causes).push_back(w);
   }
   if (r.cells.empty() && r.base_runs > 0) causes.push_back("no cell to compare");
@@ -134,11 +134,14 @@ std::string power_line(const GateResult& r) {
       "(min effect {:.2f}%, {}){}",
       o.power * 100.0, fmt_effect(r.mde), fmt_effect(r.mde_all_cells), o.min_effect * 100.0,
       o.min_effect_source, r.underpowered ? ": UNDERPOWERED" : "");
+  if (r.rules_out_min_effect)
+    s += fmt::format("; every cell's {:.0f}% upper bound is below +{:.2f}%", o.power * 100.0,
+                     o.min_effect * 100.0);
   s += r.drift_estimated ? "; interval includes run-to-run drift"
-                         : "; run-to-run drift not estimated (one run per side)";
+                         : "; one run per side: the interval ignores run-to-run drift";
   if (o.max_looks > 1)
-    s += fmt::format("; look {} of {} at alpha {:.3g} each, next: {}", o.look, o.max_looks,
-                     r.alpha_per_look, to_string(r.next));
+    s += fmt::format("; look {} of {} at alpha {:.3g} each, next: {} ({})", o.look, o.max_looks,
+                     r.alpha_per_look, to_string(r.next), r.next_reason);
   s += fmt::format("; measured {:.1f} s of repetitions in {:.0f} s of runs", r.measured_seconds,
                    r.run_seconds);
   return s;

@@ -27,9 +27,12 @@ struct GateOptions {
   // `max_looks`; each look tests at alpha / max_looks (Bonferroni alpha spending), so the chance
   // of any false alarm over all looks stays at alpha.
   int look = 1, max_looks = 1;
-  // The run-level test decides beside the pooled Mann-Whitney. Off only to simulate the earlier
-  // rule (perfgate-sim), which pooled repetitions as if independent.
+  // The run-level t test decides wherever both sides have runs enough. Off only to simulate the
+  // earlier rule (perfgate-sim), which pooled repetitions as if independent.
   bool run_level = true;
+  // The sequential rule's futility stop (a pass once every cell's upper bound is below
+  // 1 + min_effect). Off only to simulate the earlier rule (perfgate-sim --no-futility).
+  bool futility = true;
 };
 
 enum class CellVerdict { regression, improvement, unchanged, no_baseline, incomparable };
@@ -41,12 +44,15 @@ struct CellComparison {
   CellKey key;
   std::string metric = "tpot_ms";
   CellVerdict verdict = CellVerdict::unchanged;
-  // ratio: head median / base median of pooled repetitions (the size the effect rule uses).
-  // ci_low/ci_high: 95% interval for head/base; from the two-level model when both sides have
-  // runs enough (ci_method "runs-t"), else Hodges-Lehmann on repetitions ("hodges-lehmann") or
-  // the range of pairwise ratios ("pairwise-range").
-  // p_value/p_adjusted: the deciding one-sided p of the direction the cell moved: the larger of
-  // the pooled Mann-Whitney and the two-level t test, each adjusted in its own family.
+  // One estimate everywhere (docs/STATISTICS.md "The estimate"): `ratio` is the head/base ratio
+  // the deciding test is about, the one the effect rule, the reports and the dashboard use, and
+  // ci_low/ci_high its 95% interval. When the run-level t test decides (test "runs-t"): the ratio
+  // of the geometric means of run means (= runs_ratio) and its t interval. When the pooled
+  // Mann-Whitney decides (one run per side): the Hodges-Lehmann ratio, with its interval
+  // ("hodges-lehmann") or the range of pairwise ratios ("pairwise-range"). The medians are
+  // descriptive only.
+  // p_value/p_adjusted: the deciding test's one-sided p of the direction the cell moved, and that
+  // p adjusted across every tested cell (Holm or BH).
   std::optional<double> base_median, head_median, ratio, ci_low, ci_high, p_value, p_adjusted;
   int base_n = 0, head_n = 0;        // pooled repetitions
   int base_runs = 0, head_runs = 0;  // runs pooled
@@ -55,10 +61,19 @@ struct CellComparison {
   // The two levels (docs/STATISTICS.md "Two levels"): ratio of the geometric means of run means,
   // the run-level t test's adjusted p, its degrees of freedom, and the variance components
   // (log scale, about relative sd): between runs and within a run.
-  std::optional<double> runs_ratio, runs_p_adjusted, mw_p_adjusted, runs_df, run_sd, rep_sd;
+  std::optional<double> runs_ratio, runs_p_adjusted, runs_df, run_sd, rep_sd;
+  // The pooled Mann-Whitney on repetitions, a diagnostic beside the t test (it decides only
+  // without a run-level test): its one-sided p of the direction the cell moved, and that p
+  // adjusted across the cells in its own family.
+  std::optional<double> mann_whitney_p, mw_p_adjusted;
+  std::string test;  // the deciding test: "runs-t" or "mann-whitney"
+  // One-sided upper confidence bound for the ratio at level GateOptions::power, from the t test
+  // on run means (exp(d + t_{power, df} se)); empty without a run-level test.
+  std::optional<double> upper_bound;
   // Minimum detectable effect: the smallest slowdown of this cell alone (head/base - 1) that the
   // gate's test detects with probability GateOptions::power, given the variances just measured.
-  // Empty when no slowdown can be detected (too few repetitions).
+  // Empty when none can be stated: too few repetitions for the rank test, or no run-level
+  // variance (one run a side), where drift bounds what the gate sees and nothing measures it.
   std::optional<double> mde;
 };
 
@@ -80,8 +95,15 @@ struct GateResult {
   std::optional<double> mde, mde_all_cells;
   bool underpowered = false;     // mde > min_effect: a pass could hide a slowdown of that size
   bool drift_estimated = false;  // every tested cell had the two-level test (2+ runs in all)
+  // Every tested cell's upper_bound is below 1 + min_effect: the data rule out a slowdown of
+  // min_effect in any cell (the futility stop of the sequential rule, which needs min_effect > 0;
+  // docs/STATISTICS.md).
+  bool rules_out_min_effect = false;
   double alpha_per_look = 0.01;
   NextStep next = NextStep::stop;
+  // Why the looks stop or go on: "regression", "futility", "powered", "last look",
+  // "not comparable", "too wide" (continue) or "" for a single look.
+  std::string next_reason;
   // What this gate cost: the timed repetitions of every run of both sides (prefill + decode),
   // and the runs' wall time from start to finish, in seconds.
   double measured_seconds = 0.0, run_seconds = 0.0;

@@ -10,8 +10,31 @@
 
 namespace pg::stats {
 namespace {
+
 constexpr double kIntervalLevel = 0.95;
+
+// The pooled Mann-Whitney decides: its estimate is the Hodges-Lehmann ratio (the shift the rank
+// test is about), its interval Bauer's, or the range of pairwise ratios below 95%'s sizes.
+void rank_estimate(CellComparison& c, const CellPool& base, const CellPool& head) {
+  const ShiftEstimate hl = hodges_lehmann_ratio(base.tpot, head.tpot, kIntervalLevel);
+  c.ratio = hl.estimate;
+  c.ci_low = hl.low;
+  c.ci_high = hl.high;
+  c.ci_method = "hodges-lehmann";
+  if (hl.low && hl.high) return;
+  // Too few repetitions for any 95% distribution-free interval (e.g. 3 vs 3): give the range of
+  // all pairwise ratios, the widest such interval, and say what confidence it has.
+  const auto [bmin, bmax] = std::minmax_element(base.tpot.begin(), base.tpot.end());
+  const auto [hmin, hmax] = std::minmax_element(head.tpot.begin(), head.tpot.end());
+  c.ci_low = *hmin / *bmax;
+  c.ci_high = *hmax / *bmin;
+  c.ci_method = "pairwise-range";
+  const double confidence = 1.0 - 2.0 * mwu_min_p(c.base_n, c.head_n);
+  c.note = "interval is the range of pairwise ratios, " + fmt_g(100.0 * confidence) +
+           "% confidence: too few repetitions for 95%";
 }
+
+}  // namespace
 
 std::string fmt_g(double v) {
   char buf[32];
@@ -19,10 +42,10 @@ std::string fmt_g(double v) {
   return buf;
 }
 
-TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, const CellPool& head) {
+TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, const CellPool& head,
+                     bool run_level) {
   TestedCell t;
   t.cell = index;
-  c.ratio = *c.head_median / *c.base_median;
   t.two_level = two_level(base.by_run, head.by_run, kIntervalLevel);
   if (t.two_level) {
     c.runs_ratio = t.two_level->ratio;
@@ -32,40 +55,34 @@ TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, cons
       c.run_sd = t.two_level->run_sd;
     }
   }
-  if (t.two_level && t.two_level->has_runs_test()) {
+  t.runs_decide = run_level && t.two_level && t.two_level->has_runs_test();
+  t.drift_blind = run_level && !t.runs_decide;
+  t.mw_slower = mann_whitney(head.tpot, base.tpot, Alternative::greater).p;
+  t.mw_faster = mann_whitney(head.tpot, base.tpot, Alternative::less).p;
+  if (t.runs_decide) {
+    // The t test on run means decides: one estimate, the ratio of geometric means of run means,
+    // with its interval. Its p can be any value in (0, 1], so no number of repetitions is blind.
+    c.ratio = t.two_level->ratio;
     c.ci_low = t.two_level->ci_low;
     c.ci_high = t.two_level->ci_high;
     c.ci_method = "runs-t";
+    c.test = "runs-t";
+    t.min_p = 0.0;
   } else {
-    const ShiftEstimate hl = hodges_lehmann_ratio(base.tpot, head.tpot, kIntervalLevel);
-    c.ci_low = hl.low;
-    c.ci_high = hl.high;
-    c.ci_method = "hodges-lehmann";
-    if (!hl.low || !hl.high) {
-      // Too few repetitions for any 95% distribution-free interval (e.g. 3 vs 3): give the range
-      // of all pairwise ratios, the widest such interval, and say what confidence it has.
-      const auto [bmin, bmax] = std::minmax_element(base.tpot.begin(), base.tpot.end());
-      const auto [hmin, hmax] = std::minmax_element(head.tpot.begin(), head.tpot.end());
-      c.ci_low = *hmin / *bmax;
-      c.ci_high = *hmax / *bmin;
-      c.ci_method = "pairwise-range";
-      const double confidence = 1.0 - 2.0 * mwu_min_p(c.base_n, c.head_n);
-      c.note = "interval is the range of pairwise ratios, " + fmt_g(100.0 * confidence) +
-               "% confidence: too few repetitions for 95%";
-    }
+    rank_estimate(c, base, head);
+    c.test = "mann-whitney";
+    t.min_p = mwu_min_p(c.head_n, c.base_n);
   }
-  t.mw_slower = mann_whitney(head.tpot, base.tpot, Alternative::greater).p;
-  t.mw_faster = mann_whitney(head.tpot, base.tpot, Alternative::less).p;
-  t.min_p = mwu_min_p(c.head_n, c.base_n);
   return t;
 }
 
 std::optional<double> cell_mde(const TestedCell& t, double alpha, double power) {
-  if (t.min_p > alpha || !t.two_level) return std::nullopt;
+  if (t.min_p > alpha || !t.two_level || t.drift_blind) return std::nullopt;
   const TwoLevelEstimate& e = *t.two_level;
-  if (e.has_runs_test()) return minimum_detectable_effect(e.se, e.df, alpha, power);
-  // Repetitions only: the rank test's asymptotic efficiency against the t test is 3/pi under
-  // normal noise, so it needs pi/3 times the samples, a standard error sqrt(pi/3) times larger.
+  if (t.runs_decide) return minimum_detectable_effect(e.se, e.df, alpha, power);
+  // Repetitions only, without drift (the earlier rule of perfgate-sim): the rank test's efficiency
+  // against the t test is 3/pi under normal noise, so it needs pi/3 times the samples, a standard
+  // error sqrt(pi/3) times larger.
   return minimum_detectable_effect(e.se * std::sqrt(std::numbers::pi / 3.0), 0.0, alpha, power);
 }
 

@@ -54,8 +54,10 @@ std::string render_compare_form(const CommitCatalog& catalog, const std::string&
   std::string h = "<h1>Compare two revisions</h1>";
   if (!error.empty()) h += "<div class=\"card error-box\">" + html_escape(error) + "</div>";
   h += compare_form(catalog, base, head, device);
-  h += "<p class=\"muted\">The same gate as <code>perfgate compare</code>: per-cell one-sided "
-       "Mann-Whitney U on the tpot_ms repetitions, Hodges-Lehmann interval, Holm correction.</p>";
+  h += "<p class=\"muted\">The same gate as <code>perfgate compare</code>: per cell, a one-sided "
+       "t test on the run means of log tpot_ms (runs are the replicates) with its 95% interval, "
+       "Holm correction across the cells; with one run a side, the pooled Mann-Whitney U and its "
+       "Hodges-Lehmann interval, assuming no drift between runs.</p>";
   if (catalog.commits.size() >= 2) {
     const auto& head_c = catalog.commits[0];
     const auto& base_c = catalog.commits[1];
@@ -91,8 +93,10 @@ std::string change_text(const CellComparison& c) {
 // What the gate could have seen (docs/STATISTICS.md, "Minimum detectable effect"): said next to
 // the verdict, and plainly when a pass could hide a slowdown of the gate's own min effect.
 std::string power_text(const GateResult& r) {
-  const auto pct_or = [](const std::optional<double>& v) {
-    return v ? pct(*v) : std::string("none (too few repetitions)");
+  const auto pct_or = [&r](const std::optional<double>& v) {
+    return v ? pct(*v)
+             : std::string(r.drift_estimated ? "none (too few repetitions)"
+                                             : "none (one run a side: no run-level variance)");
   };
   const std::string power = pct_setting(r.options.power);
   std::string h;

@@ -55,11 +55,15 @@ SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rou
         t.regression += r.verdict == GateVerdict::regression;
         t.inconclusive += r.verdict == GateVerdict::inconclusive;
         t.rounds += rounds;
+        (r.verdict == GateVerdict::regression ? t.rounds_regression : t.rounds_other) += rounds;
+        t.futility += r.next_reason == "futility";
         break;
       }
     }
   }
   t.rounds /= std::max(1, t.gates);
+  t.rounds_regression /= std::max(1, t.regression);
+  t.rounds_other /= std::max(1, t.gates - t.regression);
   return t;
 }
 

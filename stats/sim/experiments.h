@@ -28,6 +28,9 @@ Tally run_gates(const Scenario& s, const GateOptions& opt, int gates, uint64_t s
 struct SequentialTally {
   int gates = 0, regression = 0, inconclusive = 0;
   double rounds = 0.0;  // mean rounds per side measured
+  // Mean rounds per side by outcome: gates that ended in a regression, and the others.
+  double rounds_regression = 0.0, rounds_other = 0.0;
+  int futility = 0;  // gates that stopped for futility before the last look
   double rate() const { return gates ? double(regression) / gates : 0.0; }
 };
 SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rounds, int max_looks,

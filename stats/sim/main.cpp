@@ -22,6 +22,7 @@ std::string pct(double v) {
 }
 
 std::string effect(double v) {
+  if (v < 0.0) return "none";
   if (v > 1.0) return "> 100%";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * v);
@@ -59,6 +60,11 @@ int main(int argc, char** argv) {
   app.add_option("--min-effect", min_effect, "the gate's --min-effect")
       ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--quick", quick, "the first two tables only (for ctest)");
+  bool require_power = false, no_futility = false;
+  app.add_flag("--no-futility", no_futility,
+               "sequential looks without the futility stop (the rule before issue 25)");
+  app.add_flag("--require-power", require_power,
+               "the gate's --require-power: an underpowered gate is inconclusive");
   int runs = 3, seq_looks = 1;
   double drift_cv = 0.03, seq_drift = 0.02;
   bool drift_table = false;
@@ -87,6 +93,8 @@ int main(int argc, char** argv) {
 
   pg::GateOptions holm;  // the defaults: alpha 0.01, min_effect 0.05, holm
   holm.min_effect = min_effect;
+  holm.require_power = require_power;
+  holm.futility = !no_futility;
   holm.bootstrap_iters = 0;
   pg::GateOptions bh = holm;
   bh.correction = "bh";
@@ -213,10 +221,10 @@ int main(int argc, char** argv) {
     std::printf(
         "\nRun-to-run drift, %d runs per side of %d repetitions, CV %.2g%%, %d gates per entry: "
         "false alarms (A/A) and detection of a slowdown of every cell, pooled Mann-Whitney alone "
-        "(the earlier rule) against the two-level rule:\n\n| drift sd (run / cell) | A/A "
-        "earlier | A/A two-level | 10%% earlier | 10%% two-level | 20%% two-level | gate MDE "
-        "median, two-level |\n|---|---|---|---|---|---|---|\n",
-        runs, reps, drift_cv * 100, gates);
+        "(the earlier rule) against the two-level rule%s:\n\n| drift sd (run / cell) | A/A "
+        "earlier | A/A two-level | A/A two-level inconclusive | 10%% earlier | 10%% two-level | "
+        "20%% two-level | gate MDE median, two-level |\n|---|---|---|---|---|---|---|---|\n",
+        runs, reps, drift_cv * 100, gates, require_power ? ", --require-power" : "");
     for (double drift : drifts) {
       pg::sim::Scenario s{drift_cv, reps, 0.0, true, drift, runs, drift / 2};
       const auto aa_old = pg::sim::run_gates(s, old_rule, gates, seed);
@@ -230,11 +238,12 @@ int main(int argc, char** argv) {
       std::vector<double> mdes;
       for (int i = 0; i < std::min(gates, 501); ++i) {
         const auto r = pg::sim::simulate_gate(s, holm, pg::stats::derive_seed(seed, uint64_t(i)));
-        mdes.push_back(r.mde_all_cells.value_or(9.99));
+        mdes.push_back(r.mde_all_cells.value_or(-1.0));  // printed "none"
       }
       std::nth_element(mdes.begin(), mdes.begin() + mdes.size() / 2, mdes.end());
-      std::printf("| %.2g%% / %.2g%% | %s | %s | %s | %s | %s | %s |\n", drift * 100, drift * 50,
-                  pct(aa_old.rate()).c_str(), pct(aa_new.rate()).c_str(),
+      std::printf("| %.2g%% / %.2g%% | %s | %s | %s | %s | %s | %s | %s |\n", drift * 100,
+                  drift * 50, pct(aa_old.rate()).c_str(), pct(aa_new.rate()).c_str(),
+                  pct(double(aa_new.inconclusive) / aa_new.gates).c_str(),
                   pct(ten_old.rate()).c_str(), pct(ten_new.rate()).c_str(),
                   pct(twenty.rate()).c_str(), effect(mdes[mdes.size() / 2]).c_str());
       if (check && wilson(aa_new.regression, aa_new.gates).first > 0.01) {
@@ -246,13 +255,18 @@ int main(int argc, char** argv) {
     if (seq_looks > 1) {
       std::printf(
           "\nSequential looks: start with %d rounds, one more round per look, at most %d looks "
-          "(alpha / %d each), drift sd %.2g%%, %d gates:\n\n| slowdown of every cell | "
-          "regression | mean rounds per side |\n|---|---|---|\n",
-          runs, seq_looks, seq_looks, seq_drift * 100, gates);
+          "(alpha / %d each), drift sd %.2g%%, %d gates%s:\n\n| slowdown of every cell | "
+          "regression | inconclusive | stopped for futility | mean rounds per side | rounds, "
+          "regressions | rounds, passes |\n|---|---|---|---|---|---|---|\n",
+          runs, seq_looks, seq_looks, seq_drift * 100, gates,
+          no_futility ? ", no futility stop" : "");
       for (double slow : seq_slowdowns) {
         pg::sim::Scenario s{drift_cv, reps, slow, true, seq_drift, runs, seq_drift / 2};
         const auto t = pg::sim::run_sequential(s, holm, runs, seq_looks, gates, seed);
-        std::printf("| %s | %s | %.2f |\n", effect(slow).c_str(), pct(t.rate()).c_str(), t.rounds);
+        std::printf("| %s | %s | %s | %s | %.2f | %.2f | %.2f |\n", effect(slow).c_str(),
+                    pct(t.rate()).c_str(), pct(double(t.inconclusive) / t.gates).c_str(),
+                    pct(double(t.futility) / t.gates).c_str(), t.rounds, t.rounds_regression,
+                    t.rounds_other);
         if (check && slow == 0.0 && wilson(t.regression, t.gates).first > 0.01) {
           std::fprintf(stderr, "CHECK FAILED: sequential A/A false alarms %s > 1%%\n",
                        pct(t.rate()).c_str());

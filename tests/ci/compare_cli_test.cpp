@@ -157,7 +157,11 @@ TEST_F(CompareCli, TwoLevelFieldsAutoMinEffectAndSequentialLooksInTheJson) {
     EXPECT_TRUE(c["mde"].is_number());
     EXPECT_TRUE(c["run_sd"].is_number());
     EXPECT_TRUE(c["rep_sd"].is_number());
-    EXPECT_GE(c["p_adjusted"].get<double>(), c["mw_p_adjusted"].get<double>());
+    EXPECT_EQ(c["test"], "runs-t");  // the t test decides; the pooled Mann-Whitney is reported
+    EXPECT_EQ(c["p_adjusted"], c["runs_p_adjusted"]);
+    EXPECT_TRUE(c["mann_whitney_p"].is_number());
+    EXPECT_TRUE(c["mw_p_adjusted"].is_number());
+    EXPECT_EQ(c["ratio"], c["runs_ratio"]);
   }
   // An impossible power demand: look 1 of 3 asks for another round (exit 3), the last look decides.
   auto first = compare_json(

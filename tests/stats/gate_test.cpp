@@ -41,14 +41,14 @@ TEST(Gate, IdenticalDataPasses) {
     EXPECT_GE(*c.ci_high, 1.0);
     EXPECT_EQ(c.metric, "tpot_ms");
   }
-  // One run per side: drift could not be estimated. At CV 3% and 10 repetitions a lone cell's
-  // slowdown is caught with 95% probability only from about 7-10%, above --min-effect 5%.
+  // One run per side: drift could not be estimated, so no minimum detectable effect can be
+  // stated (docs/STATISTICS.md "One run per side") and the gate counts as underpowered.
   ASSERT_EQ(r.warnings.size(), 2u);
   EXPECT_TRUE(has_warning(r, "ONE RUN PER SIDE: 12 of 12"));
   EXPECT_TRUE(has_warning(r, "UNDERPOWERED"));
   EXPECT_TRUE(r.underpowered);
-  EXPECT_GT(*r.mde, 0.06);  // about 7% at the true CV; the noisiest of 12 samples reads higher
-  EXPECT_LT(*r.mde, 0.13);
+  EXPECT_FALSE(r.mde.has_value());
+  for (const CellComparison& c : r.cells) EXPECT_FALSE(c.mde.has_value());
   EXPECT_FALSE(r.drift_estimated);
 }
 

@@ -1,0 +1,217 @@
+// The steps of the merge gate after the cells are collected (stats/gate_steps.h): one family of
+// the deciding tests corrected across the tested cells, the verdicts, the power, the warnings and
+// the sequential advice. docs/STATISTICS.md explains each rule.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "stats/gate_steps.h"
+#include "stats/mann_whitney.h"
+#include "stats/multiple.h"
+#include "stats/student_t.h"
+
+namespace pg::stats {
+namespace {
+
+std::string pct(double v) { return fmt_g(100.0 * v) + "%"; }
+
+// The "lone regression" rule of the rank test: can a change in one cell alone, with every other
+// cell unchanged, ever be significant? Its best adjusted p is m * (smallest possible p) for Holm
+// and for BH alike.
+int reps_needed(double alpha, size_t m) {
+  for (int n = 2; n <= 1000; ++n)
+    if (static_cast<double>(m) * mwu_min_p(n, n) <= alpha) return n;
+  return 1000;
+}
+
+}  // namespace
+
+void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
+  // Two families, each corrected across the tested cells: "head slower" decides the gate, "head
+  // faster" is reported with the same control. Each cell contributes its deciding test: the t
+  // test on run means, or the pooled Mann-Whitney where a side has a single run. The pooled
+  // Mann-Whitney of every cell is adjusted in a family of its own, as a diagnostic.
+  const Correction correction = correction_from_string(opt.correction);
+  const size_t m = w.tested.size();
+  std::vector<double> slower, faster, mw_slower, mw_faster;
+  for (const TestedCell& t : w.tested) {
+    slower.push_back(t.p_slower());
+    faster.push_back(t.p_faster());
+    mw_slower.push_back(t.mw_slower);
+    mw_faster.push_back(t.mw_faster);
+  }
+  const auto adj_slower = adjust(slower, correction), adj_faster = adjust(faster, correction);
+  const auto adj_mw_slower = adjust(mw_slower, correction);
+  const auto adj_mw_faster = adjust(mw_faster, correction);
+  const double up = 1.0 + opt.min_effect, down = 1.0 / (1.0 + opt.min_effect);
+  std::vector<double> mdes;
+  bool some_cell_blind = false;
+  for (size_t i = 0; i < m; ++i) {
+    const TestedCell& t = w.tested[i];
+    CellComparison& c = r.cells[t.cell];
+    const bool moved_faster = faster[i] < slower[i];
+    c.p_value = moved_faster ? faster[i] : slower[i];
+    c.p_adjusted = moved_faster ? adj_faster[i] : adj_slower[i];
+    c.mann_whitney_p = moved_faster ? mw_faster[i] : mw_slower[i];
+    c.mw_p_adjusted = moved_faster ? adj_mw_faster[i] : adj_mw_slower[i];
+    if (t.runs_decide) {
+      c.runs_p_adjusted = c.p_adjusted;
+      const TwoLevelEstimate& e = *t.two_level;
+      c.upper_bound = std::exp(e.log_ratio + student_t_quantile(opt.power, e.df) * e.se);
+    }
+    w.without_runs += !t.runs_decide;
+    if (adj_slower[i] <= w.alpha && *c.ratio >= up)
+      c.verdict = CellVerdict::regression;
+    else if (adj_faster[i] <= w.alpha && *c.ratio <= down)
+      c.verdict = CellVerdict::improvement;
+    else
+      c.verdict = CellVerdict::unchanged;
+    // Power against a regression of this cell alone: Holm's and BH's first step is alpha / m.
+    c.mde = cell_mde(t, w.alpha / static_cast<double>(m), opt.power);
+    if (c.mde)
+      mdes.push_back(*c.mde);
+    else
+      some_cell_blind = true;
+  }
+  r.drift_estimated = m > 0 && w.without_runs == 0;
+  r.rules_out_min_effect = m > 0;
+  for (const TestedCell& t : w.tested) {
+    const CellComparison& c = r.cells[t.cell];
+    r.rules_out_min_effect = r.rules_out_min_effect && c.upper_bound && *c.upper_bound < up;
+  }
+  if (m > 0 && !some_cell_blind) {
+    r.mde = *std::max_element(mdes.begin(), mdes.end());
+    r.mde_all_cells = *std::min_element(mdes.begin(), mdes.end());
+  }
+  r.underpowered = m > 0 && (!r.mde || *r.mde > opt.min_effect);
+  if (w.without_runs > 0)
+    r.warnings.push_back(
+        "ONE RUN PER SIDE: " + std::to_string(w.without_runs) + " of " + std::to_string(m) +
+        " compared cells have a single run on each side, so run-to-run drift cannot be "
+        "estimated: their p-values and intervals ignore it (every repetition taken as "
+        "independent), a machine that drifts between runs can fail the gate falsely, and no "
+        "minimum detectable effect can be stated for them (none). --require-power makes such a "
+        "gate inconclusive. Measure 2 or more runs per side (alternating rounds) for an interval "
+        "that includes drift.");
+}
+
+void warn_too_few_repetitions(const GateOptions& opt, GateResult& r, GateWork& w) {
+  // A cell whose deciding test's smallest possible p, times the number of tested cells, exceeds
+  // alpha can never be flagged, whatever the data: a pass would be silent blindness. Only the
+  // rank test has such a floor; the t test on run means reaches any p from df 1 on.
+  const size_t m = w.tested.size();
+  std::set<std::pair<int, int>> blind_sizes;
+  double worst_min_p = 0.0;
+  for (const TestedCell& t : w.tested) {
+    CellComparison& c = r.cells[t.cell];
+    if (static_cast<double>(m) * t.min_p <= w.alpha) continue;
+    ++w.blind;
+    blind_sizes.insert({c.base_n, c.head_n});
+    worst_min_p = std::max(worst_min_p, t.min_p);
+    c.note = (c.note.empty() ? "" : c.note + "; ") +
+             "too few repetitions to ever reach significance (smallest possible p " +
+             fmt_g(t.min_p) + ", x " + std::to_string(m) + " cells > alpha " + fmt_g(w.alpha) + ")";
+  }
+  if (w.blind == 0) return;
+  std::string sizes;
+  for (const auto& [nb, nh] : blind_sizes)
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(nb) + " vs " + std::to_string(nh);
+  r.warnings.push_back(
+      "TOO FEW REPETITIONS: " + std::to_string(w.blind) + " of " + std::to_string(m) +
+      " compared cells can never be significant at alpha " + fmt_g(w.alpha) + " after " +
+      opt.correction + " correction over " + std::to_string(m) +
+      " cells, whatever the data (base vs head repetitions: " + sizes + "; smallest possible p " +
+      fmt_g(worst_min_p) + "). Use at least " + std::to_string(reps_needed(w.alpha, m)) +
+      " repetitions per side (Google Benchmark warns below 9), or 2 or more runs per side. The "
+      "gate is inconclusive.");
+}
+
+void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w) {
+  const size_t m = w.tested.size();
+  if (r.underpowered && w.blind == 0 && m > 0)
+    r.warnings.push_back(
+        "UNDERPOWERED: this gate detects a slowdown of one cell with " + pct(opt.power) +
+        " probability only from " +
+        (r.mde                ? pct(*r.mde)
+         : w.without_runs > 0 ? std::string("(none: no run-level variance, one run a side)")
+                              : std::string("(never)")) +
+        ", above --min-effect " + pct(opt.min_effect) + " (a slowdown of every cell from " +
+        (r.mde_all_cells ? pct(*r.mde_all_cells) : "-") +
+        (r.rules_out_min_effect
+             ? "). But every cell's one-sided " + pct(opt.power) + " upper bound is below +" +
+                   pct(opt.min_effect) +
+                   ", so the data rule out a slowdown of --min-effect in any cell."
+             : "). A pass does not rule out a regression of --min-effect; measure more rounds or "
+               "repetitions" +
+                   std::string(opt.require_power ? ". --require-power makes the gate inconclusive."
+                                                 : ".")));
+  if (w.head_failed)
+    r.warnings.push_back("some cells ran on base but have no ok samples on head (see notes)");
+  if (!w.left_out.empty())
+    r.warnings.push_back(std::to_string(w.left_out.size()) +
+                         " left-out samples or runs are listed in the cell notes: " +
+                         w.left_out.front() + (w.left_out.size() > 1 ? ", ..." : ""));
+  if (w.skipped_both_failed > 0)
+    r.warnings.push_back(std::to_string(w.skipped_both_failed) +
+                         " cells have no ok samples on either side and are not listed");
+  if (w.base_only > 0)
+    r.warnings.push_back(std::to_string(w.base_only) +
+                         " cells of the base are missing from the head and are not compared");
+  int no_baseline = 0;
+  for (const CellComparison& c : r.cells) no_baseline += c.verdict == CellVerdict::no_baseline;
+  if (no_baseline > 0 && !opt.allow_missing_baseline)
+    r.warnings.push_back(std::to_string(no_baseline) +
+                         " cells have no baseline (pass --allow-missing-baseline to accept)");
+  if (r.cells.empty()) r.warnings.push_back("nothing to compare: the head has no cells");
+}
+
+void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w) {
+  // --require-power asks for a verdict whose error rates are stated: a cell decided without a
+  // run-level variance (one run a side) has neither a valid alpha under drift nor a power, so
+  // its regression does not count and the gate is inconclusive.
+  const bool drift_blind_counts = !opt.require_power;
+  int no_baseline = 0, incomparable = 0, regressions = 0;
+  for (const CellComparison& c : r.cells) {
+    no_baseline += c.verdict == CellVerdict::no_baseline;
+    incomparable += c.verdict == CellVerdict::incomparable;
+    regressions += c.verdict == CellVerdict::regression &&
+                   (drift_blind_counts || c.test != "mann-whitney" || !opt.run_level);
+  }
+  w.structural =
+      incomparable > 0 || (no_baseline > 0 && !opt.allow_missing_baseline) || r.cells.empty();
+  const bool unstated = opt.require_power && opt.run_level && w.without_runs > 0;
+  if (regressions > 0)
+    r.verdict = GateVerdict::regression;
+  else if (w.structural || w.blind > 0 || unstated ||
+           (opt.require_power && r.underpowered && !(opt.futility && r.rules_out_min_effect)))
+    r.verdict = GateVerdict::inconclusive;
+  else
+    r.verdict = GateVerdict::pass;
+
+  // Sequential rule: stop at a regression; stop for a pass once every cell's upper bound is below
+  // 1 + min_effect (futility: non-binding, it never rejects, so alpha is untouched) or once the
+  // gate is powered for min_effect; else, while a later look could still decide, ask for another
+  // round. Each look's alpha is alpha / max_looks.
+  if (opt.max_looks > 1) {
+    const bool futile = opt.futility && opt.min_effect > 0.0 && r.rules_out_min_effect;
+    if (r.verdict == GateVerdict::regression)
+      r.next_reason = "regression";
+    else if (w.structural)
+      r.next_reason = "not comparable";
+    else if (opt.look == opt.max_looks)
+      r.next_reason = "last look";
+    else if (!(r.underpowered || w.blind > 0))
+      r.next_reason = "powered";
+    else
+      r.next_reason = futile ? "futility" : "too wide";
+  }
+  if (r.next_reason == "too wide") {
+    r.next = NextStep::more_rounds;
+    r.verdict = GateVerdict::inconclusive;
+    r.warnings.push_back("CONTINUE: look " + std::to_string(opt.look) + " of " +
+                         std::to_string(opt.max_looks) +
+                         " is too wide to decide; measure another round and compare again");
+  }
+}
+
+}  // namespace pg::stats

@@ -1,0 +1,45 @@
+// The named steps of evaluate_gate (stats/gate.cpp), in the order they run: collect the cells and
+// their structural verdicts, decide the tested cells (one family of the deciding tests, corrected
+// across every tested cell), then the warnings, the gate's verdict and the sequential advice.
+// Internal to stats/; docs/STATISTICS.md gives the rule each step implements.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "stats/gate.h"
+#include "stats/gate_cell.h"
+
+namespace pg::stats {
+
+// What the steps hand on to each other beside the GateResult they fill.
+struct GateWork {
+  double alpha = 0.01;             // per look
+  std::vector<TestedCell> tested;  // cells present on both sides and comparable
+  std::vector<std::string> left_out;
+  bool head_failed = false;
+  int skipped_both_failed = 0, base_only = 0;
+  int blind = 0;            // tested cells whose deciding test can never reach significance
+  int without_runs = 0;     // tested cells without a run-level test
+  bool structural = false;  // incomparable, missing baseline or nothing to compare
+};
+
+// Every cell of the head, with no-baseline / incomparable verdicts; the others tested.
+void collect_cells(const std::vector<Run>& base_runs, const std::vector<Run>& head_runs,
+                   const std::string& env_diff, const GateOptions& opt, GateResult& r, GateWork& w);
+
+// p-values adjusted across the tested cells, each cell's verdict and minimum detectable effect,
+// the gate's MDE and whether it is underpowered.
+void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w);
+
+// The too-few-repetitions rule of the deciding test, with its notes and warning.
+void warn_too_few_repetitions(const GateOptions& opt, GateResult& r, GateWork& w);
+
+// Warnings about power, drift, left-out samples and cells not compared.
+void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w);
+
+// The gate's verdict, then the sequential rule's next step.
+void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w);
+
+std::string join(const std::vector<std::string>& parts);  // "a, b, c"
+
+}  // namespace pg::stats
