@@ -102,7 +102,7 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
     const CellExplanation* e = report_explain::find(info.explanations, c->key);
     if (!e || !report_explain::worth_showing(*e)) continue;
     const std::string why = report_explain::label(*e, *c, r.options.min_effect);
-    out << "why " << rt::inert_name(cell_label(c->key)) << " changed"
+    out << "why " << inert_text(cell_label(c->key), kInertNameChars) << " changed"
         << (why.empty() ? "" : paint(" [" + why + "]", kYellow)) << ":\n";
     for (const auto& line : report_explain::lines(*e)) out << "  " << line << '\n';
     out << '\n';
