@@ -44,7 +44,8 @@ void fail_on_counter_change(Comparison& c) {
     if (e.counters_changed()) changed.push_back(cell_label(e.key));
   if (changed.empty()) return;
   std::string w = "exact profile counters changed in " + std::to_string(changed.size()) +
-                  (changed.size() == 1 ? " cell" : " cells") + " (fail_on_counter_change):";
+                  (changed.size() == 1 ? " cell" : " cells") + " (" +
+                  SettingError::setting("fail_on_counter_change") + "):";
   for (const auto& label : changed) w += " " + label + ";";
   w.pop_back();
   c.result.warnings.push_back(w);
@@ -54,7 +55,8 @@ void fail_on_counter_change(Comparison& c) {
 }  // namespace
 
 Comparison compare(Store& store, const std::string& base_sha, const std::string& head_sha,
-                   const GateSettings& settings, const CompareScope& scope) {
+                   const GateSettings& settings, const CompareScope& scope,
+                   const SettingSpelling& spell) {
   validate(settings);
   Comparison c;
   c.base_runs = store.runs_for_commit(base_sha);
@@ -85,6 +87,9 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
   c.result = evaluate_gate(base_sha, c.base_runs, head_sha, c.head_runs, opt);
   c.explanations = explain(c.result, c.base_runs, c.head_runs);
   if (settings.fail_on_counter_change) fail_on_counter_change(c);
+  for (std::string& w : c.result.warnings) w = SettingError::spell_settings(w, spell);
+  for (CellComparison& cell : c.result.cells)
+    cell.note = SettingError::spell_settings(cell.note, spell);
   return c;
 }
 

@@ -35,8 +35,11 @@ struct NoHeadRuns : std::runtime_error {
 };
 
 // base_sha / head_sha: full commit SHAs as stored. Validates the settings first (SettingError);
-// min_effect 'auto' is computed from the store's history of the head's cells.
+// min_effect 'auto' is computed from the store's history of the head's cells. The result's
+// warnings and notes name settings as `spell` writes them (common/errors.h): the CLI passes its
+// flags; as they are (the web's query parameters) by default.
 Comparison compare(Store& store, const std::string& base_sha, const std::string& head_sha,
-                   const GateSettings& settings, const CompareScope& scope = {});
+                   const GateSettings& settings, const CompareScope& scope = {},
+                   const SettingSpelling& spell = SettingError::as_is);
 
 }  // namespace pg::app

@@ -5,11 +5,6 @@
 
 namespace pg::app {
 
-SettingError::SettingError(std::string name, std::string what_is_wrong)
-    : UsageError(name + " " + what_is_wrong),
-      setting(std::move(name)),
-      problem(std::move(what_is_wrong)) {}
-
 const std::vector<std::string>& gate_setting_names() {
   static const std::vector<std::string> names = {"alpha",
                                                  "min_effect",
@@ -29,11 +24,7 @@ void validate(const GateSettings& s) {
   if (!(s.min_effect_floor >= 0.0 && s.min_effect_floor < 1.0))
     throw SettingError("min_effect_floor",
                        fmt::format("must be in [0, 1), got {}", s.min_effect_floor));
-  try {
-    validate_gate_options(s.gate);
-  } catch (const GateOptionError& e) {
-    throw SettingError(e.option, e.problem);
-  }
+  validate_gate_options(s.gate);
 }
 
 void set_min_effect(GateSettings& s, const std::string& text) {

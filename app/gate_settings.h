@@ -1,9 +1,9 @@
 // The merge gate's settings as a user gives them (to `perfgate compare`, `perfgate serve` or the
-// compare API), in one place: their names, defaults and validation. Messages name the setting
-// ("min_effect must be ..."); each front end maps a name to its own spelling (cli/setting_flags.h:
-// --min-effect; the API's query parameters use the names as they are). docs/CLI.md lists them.
+// compare API), in one place: their names, defaults and validation. A bad one throws SettingError
+// (common/errors.h) naming the setting ("min_effect must be ..."), which each front end spells its
+// own way (cli/setting_flags.h: --min-effect; the API's query parameters are the names as they
+// are). docs/CLI.md lists them.
 #pragma once
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,14 +21,6 @@ struct GateSettings {
   double min_effect_floor = 0.005;  // the least min_effect 'auto' may choose
   // A cell whose exact profile counters changed (app/explain.h) fails the gate by itself.
   bool fail_on_counter_change = false;
-};
-
-// A bad setting: `setting` is its name ("min_effect"), what() the whole message, which starts with
-// the name; `problem` is the rest ("must be >= 0, got -1"), for a front end that names it
-// differently.
-struct SettingError : UsageError {
-  SettingError(std::string setting, std::string problem);
-  std::string setting, problem;
 };
 
 // Every setting's name, for front ends that map them to their own spelling.

@@ -45,12 +45,8 @@ std::string default_submitter() {
 }
 
 void validate(CompareFlags& f) {
-  try {
-    app::set_min_effect(f.settings, f.min_effect_text);
-    app::validate(f.settings);
-  } catch (const app::SettingError& e) {
-    throw as_flag_error(e);
-  }
+  app::set_min_effect(f.settings, f.min_effect_text);
+  app::validate(f.settings);
   if (f.format != "table" && f.format != "markdown" && f.format != "json" && f.format != "csv") {
     throw UsageError("--format must be table, markdown, json or csv, got '" + f.format + "'");
   }
@@ -106,7 +102,7 @@ int run_compare(CompareFlags f) {
 
   app::Comparison c;
   try {
-    c = app::compare(*store, base.sha, head.sha, f.settings);
+    c = app::compare(*store, base.sha, head.sha, f.settings, {}, flag_for_setting);
   } catch (const app::NoHeadRuns&) {
     throw UsageError(
         fmt::format("--head {}: no stored run of commit {} in {} (benchmark it "

@@ -6,7 +6,6 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
-#include "cli/setting_flags.h"
 #include "common/token_file.h"
 #include "web/server.h"
 
@@ -76,11 +75,7 @@ void add_serve_command(CLI::App& root, Action& action) {
       "--quiet", [opt](int64_t) { opt->log_requests = false; }, "do not log one line per request");
   cmd->callback([&action, opt, token_file] {
     action = [opt, token_file]() -> int {
-      try {
-        app::validate(opt->gate_settings);
-      } catch (const app::SettingError& e) {
-        throw as_flag_error(e);
-      }
+      app::validate(opt->gate_settings);
       if (!token_file->empty()) {
         opt->token = read_token_file(*token_file, "--token-file");
         if (opt->token->size() < 16)

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
+#include "cli/setting_flags.h"
 #include "common/errors.h"
 #include "common/program_name.h"
 #include "common/version.h"
@@ -43,8 +44,8 @@ int main(int argc, char** argv) {
   }
   try {
     return action ? action() : pg::kExitUsage;
-  } catch (const pg::SettingError& e) {  // the settings of `perfgate run` are its flags
-    std::fprintf(stderr, "perfgate: error: %s\n", e.spelled("--").c_str());
+  } catch (const pg::SettingError& e) {  // every layer names settings; here they are flags
+    std::fprintf(stderr, "perfgate: error: %s\n", e.spelled(pg::cli::flag_for_setting).c_str());
     return pg::kExitUsage;
   } catch (const pg::UsageError& e) {
     std::fprintf(stderr, "perfgate: error: %s\n", e.what());

@@ -5,7 +5,8 @@
 namespace pg::cli {
 
 std::string flag_for_setting(const std::string& setting) {
-  // Explicit, so a flag can be renamed without renaming the setting (and the other way round).
+  // The gate's, explicit, so a flag can be renamed without renaming the setting (and the other
+  // way round); `perfgate run`'s settings are its flag names (docs/RUN.md).
   static const std::map<std::string, std::string> flags = {
       {"alpha", "--alpha"},
       {"min_effect", "--min-effect"},
@@ -19,24 +20,11 @@ std::string flag_for_setting(const std::string& setting) {
       {"allow_missing_baseline", "--allow-missing-baseline"},
       {"fail_on_counter_change", "--fail-on-counter-change"},
   };
-  auto it = flags.find(setting);
-  return it != flags.end() ? it->second : setting;
-}
-
-UsageError as_flag_error(const app::SettingError& e) {
-  std::string problem = e.problem;
-  // A message may name another setting ("must be in [1, max_looks 3]"): name its flag too.
-  for (const std::string& other : app::gate_setting_names()) {
-    const std::string flag = flag_for_setting(other);
-    for (size_t at = problem.find(other); at != std::string::npos;
-         at = problem.find(other, at + flag.size())) {
-      const bool word_start = at == 0 || problem[at - 1] == ' ' || problem[at - 1] == '[';
-      const size_t end = at + other.size();
-      const bool word_end = end == problem.size() || problem[end] == ' ' || problem[end] == ',';
-      if (word_start && word_end) problem.replace(at, other.size(), flag);
-    }
-  }
-  return UsageError(flag_for_setting(e.setting) + " " + problem);
+  if (auto it = flags.find(setting); it != flags.end()) return it->second;
+  std::string flag = "--" + setting;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
 }
 
 }  // namespace pg::cli

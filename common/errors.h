@@ -1,8 +1,10 @@
 // Errors every layer may raise, and the exit codes they map to (docs/CLI.md).
 // Header-only and dependency-free so that runner/, store/, stats/, web/ and ci/ can all use it.
 #pragma once
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace pg {
 
@@ -19,15 +21,57 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Bad input found below the command line, named by setting rather than by how it was given. The
-// text marks each setting with setting("name"), docs/RUN.md's names (the config file's keys):
-// what() reads "cuda-graphs on needs device cuda"; the CLI, which knows they were flags, prints
-// spelled("--"): "--cuda-graphs on needs --device cuda" (cli/main.cpp).
+// How a front end writes a setting's name: `perfgate` as its flag ("--min-effect",
+// cli/setting_flags.h), the sweep file as its key ("kv-cache"), the web as its query parameter
+// (the name as it is, "min_effect").
+using SettingSpelling = std::function<std::string(const std::string& name)>;
+
+// The one error that names a setting: bad input found below the command line, which does not know
+// how a value was given (a flag, a sweep file, a query parameter, a library call). Its text marks
+// each setting's name with setting("name") (docs/RUN.md's names for `perfgate run`, those of
+// app/gate_settings.h for the gate); what() reads them as they are ("cuda-graphs on needs device
+// cuda"), and each front end spells them in its own words: the CLI's main prints
+// spelled(cli::flag_for_setting), "--cuda-graphs on needs --device cuda". Without a mark it is a
+// plain UsageError (exit 2).
 class SettingError : public UsageError {
  public:
-  explicit SettingError(const std::string& text) : UsageError(spell(text, "")), text_(text) {}
+  explicit SettingError(const std::string& text)
+      : UsageError(spell_settings(text, as_is)), text_(text) {}
+  // A setting's own rule broken: "<setting> <problem>" ("min_effect must be >= 0, got -1").
+  SettingError(const std::string& name, const std::string& problem)
+      : SettingError(setting(name) + " " + problem) {}
+
+  // The spelling of what(): each name as it is.
+  static std::string as_is(const std::string& name) { return name; }
+  // `name` marked as a setting's name, for a message (or any text a front end spells).
   static std::string setting(const std::string& name) { return kMark + name + kMark; }
-  std::string spelled(const std::string& prefix) const { return spell(text_, prefix); }
+  // `text` with each marked name as `spell` writes it.
+  static std::string spell_settings(const std::string& text, const SettingSpelling& spell) {
+    std::string out, name;
+    bool open = false;
+    for (char c : text) {
+      if (c == kMark) {
+        if (open) out += spell(name);
+        name.clear();
+        open = !open;
+      } else {
+        (open ? name : out) += c;
+      }
+    }
+    return open ? out + name : out;
+  }
+
+  std::string spelled(const SettingSpelling& spell) const { return spell_settings(text_, spell); }
+  // Each name after `prefix`: spelled("--") writes `perfgate run`'s settings as its flags.
+  std::string spelled(const std::string& prefix) const {
+    return spelled([&prefix](const std::string& name) { return prefix + name; });
+  }
+  // The settings the message names, in order; the first is the one it is about.
+  std::vector<std::string> settings() const {
+    std::vector<std::string> names;
+    spelled([&names](const std::string& name) { return names.push_back(name), name; });
+    return names;
+  }
   // The same error with context in front, e.g. the cell it was found in.
   SettingError with_context(const std::string& context) const {
     return SettingError(context + text_);
@@ -36,17 +80,6 @@ class SettingError : public UsageError {
  private:
   // A control character no setting value can hold: the text around it may quote user input.
   static constexpr char kMark = '\x1f';
-  static std::string spell(const std::string& text, const std::string& prefix) {
-    std::string out;
-    bool open = false;
-    for (char c : text) {
-      if (c == kMark)
-        open = !open, out += open ? prefix : "";
-      else
-        out += c;
-    }
-    return out;
-  }
   std::string text_;
 };
 

@@ -74,8 +74,9 @@ void validate_gate_options(const GateOptions& o) {
   if (o.max_looks < 1)
     throw GateOptionError("max_looks", "must be >= 1, got " + std::to_string(o.max_looks));
   if (o.look < 1 || o.look > o.max_looks)
-    throw GateOptionError("look", "must be in [1, max_looks " + std::to_string(o.max_looks) +
-                                      "], got " + std::to_string(o.look));
+    throw GateOptionError("look", "must be in [1, " + SettingError::setting("max_looks") + " " +
+                                      std::to_string(o.max_looks) + "], got " +
+                                      std::to_string(o.look));
   if (o.correction != "holm" && o.correction != "bh")
     throw GateOptionError("correction", "must be holm or bh, got '" + o.correction + "'");
 }

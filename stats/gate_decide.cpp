@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/errors.h"
 #include "stats/gate_steps.h"
 #include "stats/mann_whitney.h"
 #include "stats/multiple.h"
@@ -90,9 +91,10 @@ void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
         " compared cells have a single run on each side, so run-to-run drift cannot be "
         "estimated: their p-values and intervals ignore it (every repetition taken as "
         "independent), a machine that drifts between runs can fail the gate falsely, and no "
-        "minimum detectable effect can be stated for them (none). --require-power makes such a "
-        "gate inconclusive. Measure 2 or more runs per side (alternating rounds) for an interval "
-        "that includes drift.");
+        "minimum detectable effect can be stated for them (none). " +
+        SettingError::setting("require_power") +
+        " makes such a gate inconclusive. Measure 2 or more runs per side (alternating rounds) for "
+        "an interval that includes drift.");
 }
 
 void warn_too_few_repetitions(const GateOptions& opt, GateResult& r, GateWork& w) {
@@ -135,16 +137,17 @@ void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w) {
         (r.mde                ? pct(*r.mde)
          : w.without_runs > 0 ? std::string("(none: no run-level variance, one run a side)")
                               : std::string("(never)")) +
-        ", above --min-effect " + pct(opt.min_effect) + " (a slowdown of every cell from " +
-        (r.mde_all_cells ? pct(*r.mde_all_cells) : "-") +
+        ", above " + SettingError::setting("min_effect") + " " + pct(opt.min_effect) +
+        " (a slowdown of every cell from " + (r.mde_all_cells ? pct(*r.mde_all_cells) : "-") +
         (r.rules_out_min_effect
              ? "). But every cell's one-sided " + pct(opt.power) + " upper bound is below +" +
-                   pct(opt.min_effect) +
-                   ", so the data rule out a slowdown of --min-effect in any cell."
-             : "). A pass does not rule out a regression of --min-effect; measure more rounds or "
-               "repetitions" +
-                   std::string(opt.require_power ? ". --require-power makes the gate inconclusive."
-                                                 : ".")));
+                   pct(opt.min_effect) + ", so the data rule out a slowdown of " +
+                   SettingError::setting("min_effect") + " in any cell."
+             : "). A pass does not rule out a regression of " +
+                   SettingError::setting("min_effect") + "; measure more rounds or repetitions" +
+                   (opt.require_power ? ". " + SettingError::setting("require_power") +
+                                            " makes the gate inconclusive."
+                                      : std::string("."))));
   if (w.head_failed)
     r.warnings.push_back("some cells ran on base but have no ok samples on head (see notes)");
   if (!w.left_out.empty())
@@ -160,8 +163,8 @@ void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w) {
   int no_baseline = 0;
   for (const CellComparison& c : r.cells) no_baseline += c.verdict == CellVerdict::no_baseline;
   if (no_baseline > 0 && !opt.allow_missing_baseline)
-    r.warnings.push_back(std::to_string(no_baseline) +
-                         " cells have no baseline (pass --allow-missing-baseline to accept)");
+    r.warnings.push_back(std::to_string(no_baseline) + " cells have no baseline (pass " +
+                         SettingError::setting("allow_missing_baseline") + " to accept)");
   if (r.cells.empty()) r.warnings.push_back("nothing to compare: the head has no cells");
 }
 

@@ -74,6 +74,10 @@ std::string resolve_stored(App& app, const std::string& rev, const char* which, 
                            "': no stored commit or branch by that name");
 }
 
+// A gate setting as the compare page and API name it: its query parameter, which is the
+// setting's own name (docs/API.md), never `perfgate compare`'s flag.
+std::string query_parameter(const std::string& setting) { return setting; }
+
 double number_param(const httplib::Request& req, const char* name, double dflt) {
   auto v = query_param(req, name, 32);
   if (!v) return dflt;
@@ -97,8 +101,8 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     if (auto m = query_param(req, "min_effect", 32)) pg::app::set_min_effect(settings, *m);
     if (auto c = query_param(req, "correction", 16)) settings.gate.correction = *c;
     pg::app::validate(settings);
-  } catch (const pg::app::SettingError& e) {
-    throw HttpError(400, e.what());
+  } catch (const SettingError& e) {
+    throw HttpError(400, e.spelled(query_parameter));
   }
 
   const std::string base_sha = resolve_stored(app, base, "base", gen);
@@ -116,7 +120,7 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     Store& s = app.store();
     pg::app::Comparison c;
     try {
-      c = pg::app::compare(s, base_sha, head_sha, settings, {device});
+      c = pg::app::compare(s, base_sha, head_sha, settings, {device}, query_parameter);
     } catch (const pg::app::NoHeadRuns& e) {
       throw HttpError(404, std::string("head: ") + e.what());
     }

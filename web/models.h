@@ -110,7 +110,7 @@ struct CompareView {
   std::vector<std::string> env_differences;  // "driver: 550.54 (base) vs 560.35 (head)"
   std::vector<std::string> common_devices;
   std::string device, repo_url;
-  std::shared_ptr<const CachedBody> json;   // byte for byte `perfgate compare --format json`
+  std::shared_ptr<const CachedBody> json;   // compare --format json; warnings in web terms
   std::optional<Store::GateRecord> stored;  // the newest stored gate of this base/head pair
 };
 // base/head as a client spelled them: a stored SHA or unique prefix, or a stored branch name.
