@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common/errors.h"
+#include "common/utc_time.h"
 
 namespace pg {
 namespace {
@@ -20,53 +21,12 @@ bool is_digits(const std::string& s, size_t from, size_t n) {
   return true;
 }
 
-int num(const std::string& s, size_t from, size_t n) { return std::stoi(s.substr(from, n)); }
-
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
 }  // namespace
 
 bool is_commit_sha(const std::string& s) {
   if (s.size() != 40) return false;
   for (char c : s)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
-  return true;
-}
-
-bool parse_iso8601(const std::string& s, int64_t* out) {
-  // YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM|-HH:MM]
-  if (!is_digits(s, 0, 4) || s.size() < 19 || s[4] != '-' || !is_digits(s, 5, 2) || s[7] != '-' ||
-      !is_digits(s, 8, 2) || (s[10] != 'T' && s[10] != ' ') || !is_digits(s, 11, 2) ||
-      s[13] != ':' || !is_digits(s, 14, 2) || s[16] != ':' || !is_digits(s, 17, 2))
-    return false;
-  const int y = num(s, 0, 4), mo = num(s, 5, 2), d = num(s, 8, 2);
-  const int h = num(s, 11, 2), mi = num(s, 14, 2), sec = num(s, 17, 2);
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return false;
-  size_t i = 19;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    const size_t start = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    if (i == start) return false;
-  }
-  int64_t offset = 0;
-  if (i == s.size() || (s[i] == 'Z' && i + 1 == s.size())) {
-  } else if ((s[i] == '+' || s[i] == '-') && s.size() == i + 6 && is_digits(s, i + 1, 2) &&
-             s[i + 3] == ':' && is_digits(s, i + 4, 2)) {
-    offset = (num(s, i + 1, 2) * 3600 + num(s, i + 4, 2) * 60) * (s[i] == '+' ? 1 : -1);
-  } else {
-    return false;
-  }
-  *out = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
-         h * 3600 + mi * 60 + sec - offset;
   return true;
 }
 

@@ -18,7 +18,5 @@ void validate_run(const Run& run, const std::string& where);
 
 bool is_commit_sha(const std::string& s);  // 40 hex digits
 bool is_run_uuid(const std::string& s);    // 32 hex digits (Run::uuid)
-// Unix seconds of an ISO 8601 timestamp ("2024-05-01T12:00:00Z", "...+02:00", fractions allowed).
-bool parse_iso8601(const std::string& s, int64_t* unix_seconds);
 
 }  // namespace pg

@@ -7,10 +7,10 @@
 #include <set>
 #include <sstream>
 
+#include "common/utc_time.h"
 #include "core/cell_key_io.h"
 #include "core/cell_label.h"
 #include "core/environment_json.h"
-#include "store/validate.h"
 #include "web/http_util.h"
 #include "web/triage.h"
 

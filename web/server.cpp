@@ -14,13 +14,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <mutex>
 #include <thread>
 
 #include "common/errors.h"
 #include "common/inert_text.h"
+#include "common/utc_time.h"
 #include "web/app.h"
 #include "web/assets.h"
 #include "web/guarded_server.h"
@@ -44,12 +44,7 @@ void log_request(const httplib::Request& req, const httplib::Response& res) {
     std::snprintf(ms, sizeof ms, "%.2fms", elapsed);
   }
   tl_request_timed = false;
-  char when[32];
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  const std::string line = std::string(when) + " " + inert_text(req.method, 16) + " " +
+  const std::string line = now_iso8601() + " " + inert_text(req.method, 16) + " " +
                            inert_text(req.path, kInertNameChars) + " " +
                            std::to_string(res.status) + " " + ms + " " +
                            std::to_string(res.body.size()) + "B\n";
@@ -102,13 +97,8 @@ Admission admit_request(const ServeOptions& opt, const RequestHead& head) {
 }
 
 void log_refusal(const std::string& path, int status, const std::string& reason) {
-  char when[32];
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
   const std::string line =
-      std::string(when) + " - " + (path.empty() ? "-" : inert_text(path, kInertNameChars)) + " " +
+      now_iso8601() + " - " + (path.empty() ? "-" : inert_text(path, kInertNameChars)) + " " +
       std::to_string(status) + " refused: " + inert_text(reason, kInertMessageChars) + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
