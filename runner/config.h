@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/sweep.h"
+#include "runner/sweep_config.h"
 
 namespace CLI {
 class App;
@@ -43,8 +43,5 @@ SweepConfig resolve_sweep_config(const RunFlags& flags);
 // is the name messages use for the file.
 SweepConfig sweep_config_from_toml(const std::string& toml_text, const std::string& source_name,
                                    const RunFlags& overrides = {});
-
-// The resolved sweep as JSON text (stored with the run, so it can be reproduced).
-std::string sweep_config_json(const SweepConfig& cfg);
 
 }  // namespace pg

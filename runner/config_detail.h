@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "runner/config.h"
-#include "runner/sweep.h"
+#include "runner/sweep_config.h"
 
 namespace pg::detail {
 

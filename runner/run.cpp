@@ -10,11 +10,11 @@
 #include "common/inert_text.h"
 #include "common/program_name.h"
 #include "core/cell_label.h"
-#include "runner/cell_measurer.h"
 #include "runner/exec/exec_runner.h"
 #include "runner/export_files.h"
 #include "runner/fingerprint.h"
 #include "runner/lm/measure.h"
+#include "runner/measurer.h"
 #include "runner/progress.h"
 #include "runner/submit.h"
 #include "runner/sweep.h"
@@ -118,19 +118,19 @@ int perform_run(const SweepConfig& cfg, const std::string& started_at) {
   if (!cfg.json.empty())
     files.add(std::make_unique<ExportFileReporter>(cfg.json, ExportFormat::json));
 
-  std::unique_ptr<CellMeasurer> runner;
+  std::unique_ptr<Measurer> measurer;
   if (cfg.exec.empty()) {
-    runner = std::make_unique<LibTorchMeasurer>();
+    measurer = std::make_unique<lm::LibTorchMeasurer>();
   } else {
     const auto device = env.find("device");
-    runner = std::make_unique<exec::ExecCellRunner>(exec::ExecSettings{
+    measurer = std::make_unique<exec::ExecMeasurer>(exec::ExecSettings{
         cfg.exec, cfg.repo, cfg.exec_timeout_s, device == env.end() ? "" : device->second});
   }
   SweepOutcome outcome;
   {
     StopSignals signals;
     outcome = run_sweep(
-        cfg, cells, store, *runner, git, env, console, [] { return g_stop_requested != 0; },
+        cfg, cells, store, *measurer, git, env, console, [] { return g_stop_requested != 0; },
         started_at);
   }
   const std::optional<Run> run = store.load_run(outcome.run_id);

@@ -4,9 +4,7 @@
 #include <new>
 
 #include "common/utc_time.h"
-#include "runner/cell_measurer.h"
-#include "runner/config.h"
-#include "runner/lm/measure.h"
+#include "runner/measurer.h"
 #include "runner/reporter.h"
 #include "store/store.h"
 
@@ -14,12 +12,12 @@ namespace pg {
 
 namespace {
 
-// CellRunner reports oom / invalid / error as results; anything that still escapes it becomes a
+// A measurer reports oom / invalid / error as results; anything that still escapes it becomes a
 // stored `error` (or `oom` for host memory) cell rather than the end of the sweep.
-CellResult run_cell(CellMeasurer& runner, const CellKey& key, const MeasureOptions& opt) {
+CellResult run_cell(Measurer& measurer, const CellKey& key, const MeasureOptions& opt) {
   CellResult r;
   try {
-    r = runner.measure(key, opt);
+    r = measurer.measure(key, opt);
   } catch (const std::bad_alloc&) {
     r = {};
     r.status = CellStatus::oom;
@@ -36,7 +34,7 @@ CellResult run_cell(CellMeasurer& runner, const CellKey& key, const MeasureOptio
 }  // namespace
 
 SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells, Store& store,
-                       CellMeasurer& runner, const GitInfo& git, const Environment& env,
+                       Measurer& measurer, const GitInfo& git, const Environment& env,
                        Reporter& reporter, const std::function<bool()>& stop_requested,
                        const std::string& started_at) {
   SweepOutcome out;
@@ -49,11 +47,11 @@ SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells
   const std::string start = started_at.empty() ? now_iso8601() : started_at;
   auto begin = [&] {
     Environment full = env;
-    for (const auto& [k, v] : runner.fingerprint()) full[k] = v;
+    for (const auto& [k, v] : measurer.fingerprint()) full[k] = v;
     out.run_id = store.begin_run(git, full, sweep_config_json(cfg), start);
     begun = true;
   };
-  if (!runner.fingerprint_after_first_cell()) begin();
+  if (!measurer.fingerprint_after_first_cell()) begin();
   MeasureOptions opt;
   opt.warmup = cfg.warmup;
   opt.reps = cfg.reps;
@@ -70,7 +68,7 @@ SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells
       }
       reporter.cell_started(i, cells[i]);
       const auto t0 = std::chrono::steady_clock::now();
-      CellResult result = run_cell(runner, cells[i], opt);
+      CellResult result = run_cell(measurer, cells[i], opt);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!begun) begin();

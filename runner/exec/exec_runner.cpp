@@ -125,7 +125,7 @@ std::string cell_json(const CellKey& key, const MeasureOptions& opt, const std::
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-ExecCellRunner::ExecCellRunner(ExecSettings settings) : settings_(std::move(settings)) {
+ExecMeasurer::ExecMeasurer(ExecSettings settings) : settings_(std::move(settings)) {
   std::error_code ec;
   const auto abs = std::filesystem::absolute(settings_.repo_dir, ec);
   if (!ec) settings_.repo_dir = abs.lexically_normal().string();
@@ -133,7 +133,7 @@ ExecCellRunner::ExecCellRunner(ExecSettings settings) : settings_(std::move(sett
     settings_.repo_dir.pop_back();
 }
 
-CellResult ExecCellRunner::measure(const CellKey& key, const MeasureOptions& opt) {
+CellResult ExecMeasurer::measure(const CellKey& key, const MeasureOptions& opt) {
   ProcessSpec spec;
   spec.command = settings_.command;
   spec.cwd = settings_.repo_dir;
@@ -218,7 +218,7 @@ CellResult ExecCellRunner::measure(const CellKey& key, const MeasureOptions& opt
   return r;
 }
 
-Environment ExecCellRunner::fingerprint() const {
+Environment ExecMeasurer::fingerprint() const {
   Environment env;
   if (!engine_) return env;
   env["engine"] = engine_->name;

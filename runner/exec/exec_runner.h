@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "runner/cell_measurer.h"
 #include "runner/exec/exec_protocol.h"
+#include "runner/measurer.h"
 
 namespace pg::exec {
 
@@ -23,9 +23,10 @@ std::map<std::string, std::string> cell_environment(const CellKey& key, const Me
                                                     const std::string& repo_dir);
 std::string cell_json(const CellKey& key, const MeasureOptions& opt, const std::string& repo_dir);
 
-class ExecCellRunner final : public CellMeasurer {
+// The user's benchmark as the sweep's measurer (runner/measurer.h): one run of the command a cell.
+class ExecMeasurer final : public Measurer {
  public:
-  explicit ExecCellRunner(ExecSettings settings);
+  explicit ExecMeasurer(ExecSettings settings);
   CellResult measure(const CellKey& key, const MeasureOptions& opt) override;
   bool fingerprint_after_first_cell() const override { return true; }
   // engine, engine.<package> = version, and engine.model = the first model's display name.

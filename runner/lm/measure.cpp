@@ -58,7 +58,7 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 }  // namespace
 
-struct CellRunner::Impl {
+struct lm::LibTorchMeasurer::Impl {
   std::string loaded_key;
   std::optional<Model> model;
   std::unique_ptr<AotiModel> aoti;
@@ -114,6 +114,32 @@ struct CellRunner::Impl {
     }
   }
 
+  // How a cell's repetitions are timed: at every decode step or around the loop (PERFGATE_TIMING),
+  // on a clock with a mark for the prefill and one per decode step.
+  struct Timing {
+    bool per_step;
+    std::unique_ptr<StepClock> clock;
+  };
+  static Timing timing_for(const CellKey& key, const at::Device& device) {
+    return {timing_mode() == TimingMode::step,
+            make_step_clock(device, static_cast<size_t>(key.gen_tokens) + 1)};
+  }
+
+  // The one repetition loop of every model: opt.warmup untimed repetitions, then opt.reps timed
+  // ones. `one` runs a repetition, marking the clock; the timed ones' intervals become samples;
+  // `after` looks at what a repetition left (an AOTInductor package's logits).
+  template <typename One, typename After>
+  static void repeat(const MeasureOptions& opt, const CellKey& key, Timing& t, CellResult& r,
+                     One&& one, After&& after) {
+    for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+      if (lm::testing::hooks().before_rep) lm::testing::hooks().before_rep(rep);
+      one();
+      auto intervals = t.clock->intervals_ms();  // the repetition's only wait for the device
+      if (rep >= opt.warmup) record(intervals, t.per_step, key.gen_tokens, r.samples);
+      after();
+    }
+  }
+
   // The built-in models: timed repetitions into r.samples; returns the cell's cost.
   CellCost time_builtin(const CellKey& key, const MeasureOptions& opt, const at::Device& device,
                         CellResult& r) {
@@ -128,10 +154,10 @@ struct CellRunner::Impl {
     if (key.kv_cache)
       cache.emplace(m.cfg.n_layer, B, m.cfg.n_head, P + G, m.cfg.head_dim(), m.options());
     const auto attention = parse_attention(key.attention);
-    const bool per_step = timing_mode() == TimingMode::step;
-    auto clock = make_step_clock(device, static_cast<size_t>(G) + 1);
-    GenerateOptions g{key.gen_tokens, attention, cache ? &*cache : nullptr, clock.get(), false};
-    g.mark_each_step = per_step;
+    Timing timing = timing_for(key, device);
+    GenerateOptions g{key.gen_tokens, attention, cache ? &*cache : nullptr, timing.clock.get(),
+                      false};
+    g.mark_each_step = timing.per_step;
 
     // A graph cell runs wholly on a pool stream (capture needs a non-default stream, and the
     // events must be on the stream that does the work); its graph is freed with the cell.
@@ -147,12 +173,8 @@ struct CellRunner::Impl {
       g.run_step = [&] { graph->replay(); };
     }
 
-    for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
-      if (lm::testing::hooks().before_rep) lm::testing::hooks().before_rep(rep);
-      generate(m, prompt, g);
-      auto intervals = clock->intervals_ms();  // the repetition's only wait for the device
-      if (rep >= opt.warmup) record(intervals, per_step, G, r.samples);
-    }
+    repeat(
+        opt, key, timing, r, [&] { generate(m, prompt, g); }, [] {});
     capture_memory_peak(device);
     if (opt.profile)
       r.profile = profile_sequence(device, static_cast<size_t>(G) + 1, [&](StepClock& c) {
@@ -169,21 +191,18 @@ struct CellRunner::Impl {
                      CellResult& r) {
     AotiModel& m = ensure_aoti(find_artifact(key.model)->file_for_batch(key.batch_size), device);
     reset_memory_peak(device);
-    const bool per_step = timing_mode() == TimingMode::step;
-    auto clock = make_step_clock(device, static_cast<size_t>(key.gen_tokens) + 1);
+    Timing timing = timing_for(key, device);
     std::unique_ptr<CudaStreamScope> stream;  // as for the built-in models' graph cells
     if (key.cuda_graphs) stream = use_pool_stream(device.index());
     m.prepare(key, opt.seed);
-    for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
-      if (lm::testing::hooks().before_rep) lm::testing::hooks().before_rep(rep);
-      m.run_repetition(*clock, per_step);
-      auto intervals = clock->intervals_ms();
-      if (rep >= opt.warmup) record(intervals, per_step, key.gen_tokens, r.samples);
-      if (auto why = m.output_failure()) {
-        r.status = CellStatus::invalid;
-        r.reason = *why;
-      }
-    }
+    repeat(
+        opt, key, timing, r, [&] { m.run_repetition(*timing.clock, timing.per_step); },
+        [&] {
+          if (auto why = m.output_failure()) {
+            r.status = CellStatus::invalid;
+            r.reason = *why;
+          }
+        });
     capture_memory_peak(device);
     if (opt.profile && r.status != CellStatus::invalid)
       r.profile = profile_sequence(device, static_cast<size_t>(key.gen_tokens) + 1,
@@ -232,10 +251,10 @@ struct CellRunner::Impl {
   }
 };
 
-CellRunner::CellRunner() : impl_(std::make_unique<Impl>()) {}
-CellRunner::~CellRunner() = default;
+lm::LibTorchMeasurer::LibTorchMeasurer() : impl_(std::make_unique<Impl>()) {}
+lm::LibTorchMeasurer::~LibTorchMeasurer() = default;
 
-CellResult CellRunner::run(const CellKey& key, const MeasureOptions& opt) {
+CellResult lm::LibTorchMeasurer::measure(const CellKey& key, const MeasureOptions& opt) {
   check_cell_supported(key);
   if (opt.reps < 1) throw SettingError(setting("reps") + " must be at least 1");
   if (opt.warmup < 0) throw SettingError(setting("warmup") + " must not be negative");

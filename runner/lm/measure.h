@@ -1,37 +1,33 @@
-// The LibTorch side of the runner behind a LibTorch-free header: run one sweep cell, and
-// describe the device. Everything that includes <torch/...> lives in runner/lm/*.cpp.
+// The LibTorch side of the runner behind a LibTorch-free header: its measurer (runner/measurer.h),
+// and what the sweep asks of the device before it runs. Everything that includes <torch/...>
+// lives in runner/lm/*.cpp.
 #pragma once
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "core/run.h"
+#include "runner/measurer.h"
 
 namespace pg {
 
-struct MeasureOptions {
-  int warmup = 3;
-  int reps = 10;
-  int64_t seed = 0;
-  std::optional<double> peak_bw_gbps;  // overrides the known-GPU table (MBU)
-  std::optional<double> peak_tflops;   // overrides the known-GPU table (MFU)
-  // One untimed prefill + decode sequence under the profiler after the timed repetitions
-  // (CellResult::profile; docs/METRICS.md, "The profile").
-  bool profile = true;
-};
+namespace lm {
 
-// Keeps the last loaded model so that consecutive cells of one model/dtype/device reuse it.
-class CellRunner {
+// perfgate's own models and AOTInductor packages, timed in this process. Keeps the last loaded
+// model so that consecutive cells of one model/dtype/device reuse it.
+class LibTorchMeasurer final : public Measurer {
  public:
-  CellRunner();
-  ~CellRunner();
-  // Never throws for oom / sanity failures: those come back as status oom / invalid / error.
-  CellResult run(const CellKey& key, const MeasureOptions& opt);
+  LibTorchMeasurer();
+  ~LibTorchMeasurer() override;
+  // check_cell_supported's refusals and bad options throw UsageError; an oom or a sanity failure
+  // comes back as status oom / invalid / error.
+  CellResult measure(const CellKey& key, const MeasureOptions& opt) override;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+}  // namespace lm
 
 // Throws UsageError when this build / device cannot run the cell (sdpa on LibTorch 1.x, a dtype
 // the device can't run, cuda-graphs before it exists, a missing GPU, a bad model name or file).

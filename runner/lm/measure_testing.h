@@ -1,5 +1,5 @@
-// Test hooks into CellRunner::run, so that the oom / invalid / error paths can be exercised on
-// a CPU. Process-wide; production code never sets them.
+// Test hooks into lm::LibTorchMeasurer::measure, so that the oom / invalid / error paths can be
+// exercised on a CPU. Process-wide; production code never sets them.
 #pragma once
 #include <functional>
 

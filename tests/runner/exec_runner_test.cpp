@@ -1,4 +1,4 @@
-// `--exec`: ExecCellRunner on real shell commands, a whole sweep with a crashing cell, and the
+// `--exec`: ExecMeasurer on real shell commands, a whole sweep with a crashing cell, and the
 // --exec settings. exec_protocol_test.cpp covers the protocol reader and the child process.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -27,7 +27,7 @@ using namespace std::chrono_literals;
 
 using namespace testlines;
 
-// ---- ExecCellRunner: a cell measured by a shell script ----------------------------------------
+// ---- ExecMeasurer: a cell measured by a shell script ----------------------------------------
 
 CellKey key(int batch = 2, int prompt = 8, int gen = 3) {
   CellKey k;
@@ -52,7 +52,7 @@ MeasureOptions options(int reps = 2) {
 CellResult run_script(const std::string& script, double timeout_s = 20) {
   TempDir dir;
   pgtest::write_file(dir / "bench.sh", script);
-  ExecCellRunner runner({"sh bench.sh", dir.str(), timeout_s, ""});
+  ExecMeasurer runner({"sh bench.sh", dir.str(), timeout_s, ""});
   return runner.measure(key(), options());
 }
 
@@ -85,7 +85,7 @@ TEST(ExecRunner, TheCommandSeesTheCellInItsEnvironmentAndOnStdin) {
   pgtest::write_file(
       dir / "bench.sh",
       "env | grep '^PERFGATE_' | sort > env.txt; cat > stdin.json\n" + good_output());
-  ExecCellRunner runner({"sh bench.sh", dir.str(), 20, ""});
+  ExecMeasurer runner({"sh bench.sh", dir.str(), 20, ""});
   ASSERT_EQ(runner.measure(key(4, 16, 3), options()).status, CellStatus::ok);
   const std::string env = pgtest::read_file(dir / "env.txt");
   for (const char* want :
@@ -187,7 +187,7 @@ TEST(ExecRunner, TheEngineIsPartOfTheFingerprintAndMustNotChangeWithinARun) {
                      "{\"lib\":\"'$v'\"},\"model\":{\"display_name\":\"My Model\"}}'\n"
                      "echo '" +
                          rep(0) + "'; echo '" + rep(1) + "'; echo '{\"type\":\"end\"}'\n");
-  ExecCellRunner runner({"sh bench.sh", dir.str(), 20, ""});
+  ExecMeasurer runner({"sh bench.sh", dir.str(), 20, ""});
   EXPECT_TRUE(runner.fingerprint().empty());
   ASSERT_EQ(runner.measure(key(), options()).status, CellStatus::ok);
   const Environment env = runner.fingerprint();
@@ -229,7 +229,7 @@ TEST(ExecSweep, ACrashingCellIsStoredAsErrorAndTheSweepGoesOn) {
                       R"("versions":{"lib":"1.2"}})"));
   const SweepConfig cfg = exec_sweep({1, 2, 4});
   Store store(dir.file("runs.db"));
-  ExecCellRunner runner({cfg.exec, dir.str(), 20, ""});
+  ExecMeasurer runner({cfg.exec, dir.str(), 20, ""});
   Reporter quiet;
   GitInfo git;
   git.state = "not-a-repository";
@@ -259,7 +259,7 @@ std::optional<Run> exec_run(const TempDir& dir, const std::string& script,
   pgtest::write_file(dir / "bench.sh", script);
   const SweepConfig cfg = exec_sweep({2});
   Store store(dir.file("runs.db"));
-  ExecCellRunner runner({cfg.exec, dir.str(), 20, ""});
+  ExecMeasurer runner({cfg.exec, dir.str(), 20, ""});
   Reporter quiet;
   GitInfo git;
   git.state = "not-a-repository";

@@ -25,12 +25,12 @@ CellKey cuda_key(const char* dtype, int batch = 2, int prompt = 64, int gen = 8)
 }
 
 TEST_F(LmCuda, CellsRunWithEventTimingAndAllocatorPeak) {
-  CellRunner runner;
+  lm::LibTorchMeasurer runner;
   MeasureOptions opt;
   opt.warmup = 1;
   opt.reps = 3;
   for (const char* dtype : {"fp32", "fp16", "bf16"}) {
-    auto r = runner.run(cuda_key(dtype), opt);
+    auto r = runner.measure(cuda_key(dtype), opt);
     ASSERT_EQ(r.status, CellStatus::ok) << dtype << ": " << r.reason.value_or("");
     ASSERT_EQ(r.samples.decode_ms.size(), 3u);
     EXPECT_EQ(r.samples.decode_ms[0].size(), 7u);
@@ -86,16 +86,16 @@ TEST_F(LmCuda, KvCacheOnAndOffGiveIdenticalTokensOnTheGpu) {
 }
 
 TEST_F(LmCuda, OutOfMemoryIsOomAndTheMemoryIsGivenBack) {
-  CellRunner runner;
+  lm::LibTorchMeasurer runner;
   MeasureOptions opt;
   opt.warmup = 0;
   opt.reps = 1;
   // 2^16 x 512 tokens of cs336-small: 100 GB of embeddings, then 300 GB for q, k and v.
   auto key = cuda_key("fp32", 1 << 16, 512, 2);
   key.model = "cs336-small";
-  auto r = runner.run(key, opt);
+  auto r = runner.measure(key, opt);
   EXPECT_EQ(r.status, CellStatus::oom) << r.reason.value_or("");
-  EXPECT_EQ(runner.run(cuda_key("fp32"), opt).status, CellStatus::ok);
+  EXPECT_EQ(runner.measure(cuda_key("fp32"), opt).status, CellStatus::ok);
 }
 
 // The captured graph, replayed on the pool stream, decodes what eager decode decodes: the same
@@ -178,10 +178,10 @@ TEST_F(LmCuda, LengthAwareDecodeAttentionReadsOnlyTheFilledPrefix) {
   EXPECT_FALSE(lm::DecodeWindow(1, H, L, Dh, bf16, lm::AttentionKind::sdpa).length_aware());
 }
 
-// Graph cells through CellRunner: every sample there, replays timed by events on the pool
+// Graph cells through lm::LibTorchMeasurer: every sample there, replays timed by events on the pool
 // stream, steadier than eager.
 TEST_F(LmCuda, GraphCellsTimeTheirReplays) {
-  CellRunner runner;
+  lm::LibTorchMeasurer runner;
   MeasureOptions opt;
   opt.warmup = 3;
   opt.reps = 10;
@@ -190,14 +190,14 @@ TEST_F(LmCuda, GraphCellsTimeTheirReplays) {
       auto key = cuda_key(dtype, 1, 512, 32);
       key.model = model;
       key.cuda_graphs = true;
-      auto r = runner.run(key, opt);
+      auto r = runner.measure(key, opt);
       ASSERT_EQ(r.status, CellStatus::ok) << model << " " << dtype << ": " << r.reason.value_or("");
       ASSERT_EQ(r.samples.decode_ms.size(), 10u);
       for (const auto& rep : r.samples.decode_ms) EXPECT_EQ(rep.size(), 31u);
       EXPECT_GT(r.metrics.at("tpot_ms"), 0);
       EXPECT_LT(r.metrics.at("cv"), 0.05) << model << " " << dtype;
       key.cuda_graphs = false;
-      auto eager = runner.run(key, opt);
+      auto eager = runner.measure(key, opt);
       ASSERT_EQ(eager.status, CellStatus::ok);
       std::cout << model << " " << dtype << ": tpot graph " << r.metrics.at("tpot_ms") << " ms (cv "
                 << r.metrics.at("cv") << "), eager " << eager.metrics.at("tpot_ms") << " ms (cv "
@@ -206,7 +206,7 @@ TEST_F(LmCuda, GraphCellsTimeTheirReplays) {
   auto key = cuda_key("fp32");
   key.cuda_graphs = true;
   key.kv_cache = false;
-  EXPECT_THROW(runner.run(key, opt), UsageError);
+  EXPECT_THROW(runner.measure(key, opt), UsageError);
 }
 
 }  // namespace

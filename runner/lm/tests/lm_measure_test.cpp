@@ -1,5 +1,5 @@
-// CellRunner on the tiny model on a CPU: sample counts, metrics, and the ok / invalid / oom /
-// error paths; check_cell_supported's refusals; the device part of the fingerprint.
+// lm::LibTorchMeasurer on the tiny model on a CPU: sample counts, metrics, and the ok / invalid /
+// oom / error paths; check_cell_supported's refusals; the device part of the fingerprint.
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
 #include <torch/version.h>
@@ -32,7 +32,7 @@ MeasureOptions quick(int reps = 3) {
 class LmMeasure : public ::testing::Test {
  protected:
   void TearDown() override { lm::testing::set_hooks({}); }
-  CellRunner runner;
+  lm::LibTorchMeasurer runner;
 };
 
 std::string usage_message(const CellKey& key) {
@@ -47,7 +47,7 @@ std::string usage_message(const CellKey& key) {
 }
 
 TEST_F(LmMeasure, TinyCellKeepsEverySampleAndDerivesTheMetrics) {
-  auto r = runner.run(tiny_key(), quick());
+  auto r = runner.measure(tiny_key(), quick());
   ASSERT_EQ(r.status, CellStatus::ok) << r.reason.value_or("");
   EXPECT_FALSE(r.reason);
   ASSERT_EQ(r.samples.prefill_ms.size(), 3u);
@@ -79,7 +79,7 @@ TEST_F(LmMeasure, OverridesGiveUtilisationOnACpu) {
   auto opt = quick(2);
   opt.peak_bw_gbps = 100;
   opt.peak_tflops = 1;
-  auto r = runner.run(tiny_key(1, 32, 4), opt);
+  auto r = runner.measure(tiny_key(1, 32, 4), opt);
   ASSERT_EQ(r.status, CellStatus::ok);
   EXPECT_DOUBLE_EQ(r.metrics.at("mbu"), r.metrics.at("achieved_bw_gbps") / 100);
   EXPECT_GT(r.metrics.at("prefill_mfu"), 0);
@@ -93,7 +93,7 @@ TEST_F(LmMeasure, EveryAxisValueRunsOnTheCpu) {
         key.dtype = dtype;
         key.kv_cache = kv;
         key.attention = attention;
-        auto r = runner.run(key, quick(1));
+        auto r = runner.measure(key, quick(1));
         EXPECT_EQ(r.status, CellStatus::ok) << dtype << kv << attention << r.reason.value_or("");
         EXPECT_EQ(r.metrics.at("kv_bytes") > 0, kv);
       }
@@ -101,7 +101,7 @@ TEST_F(LmMeasure, EveryAxisValueRunsOnTheCpu) {
 
 TEST_F(LmMeasure, ImplausibleSamplesMakeTheCellInvalid) {
   lm::testing::set_hooks({nullptr, [](CellSamples& s) { s.decode_ms[1][2] = 0.0; }});
-  auto r = runner.run(tiny_key(), quick());
+  auto r = runner.measure(tiny_key(), quick());
   EXPECT_EQ(r.status, CellStatus::invalid);
   ASSERT_TRUE(r.reason);
   EXPECT_NE(r.reason->find("decode step 3 of repetition 2"), std::string::npos) << *r.reason;
@@ -114,13 +114,13 @@ TEST_F(LmMeasure, OutOfMemoryMakesTheCellOomAndTheRunnerGoesOn) {
                             if (rep == 2) TORCH_CHECK_WITH(OutOfMemoryError, false, "injected OOM");
                           },
                           nullptr});
-  auto r = runner.run(tiny_key(), quick());
+  auto r = runner.measure(tiny_key(), quick());
   EXPECT_EQ(r.status, CellStatus::oom);
   ASSERT_TRUE(r.reason);
   EXPECT_NE(r.reason->find("injected OOM"), std::string::npos);
   EXPECT_TRUE(r.samples.prefill_ms.empty());
   lm::testing::set_hooks({});
-  EXPECT_EQ(runner.run(tiny_key(), quick()).status, CellStatus::ok);
+  EXPECT_EQ(runner.measure(tiny_key(), quick()).status, CellStatus::ok);
 }
 
 TEST_F(LmMeasure, ARealCpuAllocationFailureIsOom) {
@@ -130,14 +130,14 @@ TEST_F(LmMeasure, ARealCpuAllocationFailureIsOom) {
   if (mode == 1) GTEST_SKIP() << "overcommit_memory=1 would let the allocation succeed";
   // The prompt alone, [2^30, 1000] int64, is 8 TB: the kernel refuses it outright.
   auto key = tiny_key(1 << 30, 1000, 2);
-  auto r = runner.run(key, quick(1));
+  auto r = runner.measure(key, quick(1));
   EXPECT_EQ(r.status, CellStatus::oom) << r.reason.value_or("");
-  EXPECT_EQ(runner.run(tiny_key(), quick(1)).status, CellStatus::ok);
+  EXPECT_EQ(runner.measure(tiny_key(), quick(1)).status, CellStatus::ok);
 }
 
 TEST_F(LmMeasure, OtherFailuresMakeTheCellError) {
   lm::testing::set_hooks({[](int) { throw std::runtime_error("injected failure"); }, nullptr});
-  auto r = runner.run(tiny_key(), quick());
+  auto r = runner.measure(tiny_key(), quick());
   EXPECT_EQ(r.status, CellStatus::error);
   EXPECT_EQ(r.reason.value_or(""), "injected failure");
 }
@@ -152,7 +152,7 @@ TEST_F(LmMeasure, UnsupportedCellsAreUsageErrors) {
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(), "cuda-graphs on needs device cuda (got device cpu)");
   }
-  EXPECT_THROW(runner.run(key, quick()), UsageError);
+  EXPECT_THROW(runner.measure(key, quick()), UsageError);
   key.kv_cache = false;  // and the static KV cache, on any device
   EXPECT_NE(usage_message(key).find("--cuda-graphs on needs --kv-cache on"), std::string::npos);
   key.device = "cuda";
@@ -223,11 +223,11 @@ TEST(LmEnvironment, ChosenFlashDecodeAttentionIsRecordedAndBadValuesRejected) {
 }
 
 TEST(LmEnvironment, LoopTimingSpreadsOnePairOfMarksOverTheSteps) {
-  CellRunner runner;
+  lm::LibTorchMeasurer runner;
   EXPECT_EQ(device_environment("cpu").at("timing"), "step");
   setenv("PERFGATE_TIMING", "loop", 1);
   EXPECT_EQ(device_environment("cpu").at("timing"), "loop");
-  auto r = runner.run(tiny_key(1, 16, 6), quick(2));
+  auto r = runner.measure(tiny_key(1, 16, 6), quick(2));
   unsetenv("PERFGATE_TIMING");
   ASSERT_EQ(r.status, CellStatus::ok) << r.reason.value_or("");
   ASSERT_EQ(r.samples.decode_ms.size(), 2u);
@@ -236,7 +236,7 @@ TEST(LmEnvironment, LoopTimingSpreadsOnePairOfMarksOverTheSteps) {
     for (double d : rep) EXPECT_EQ(d, rep[0]);  // total / (G - 1), the same for every step
     EXPECT_GT(rep[0], 0);
   }
-  auto step = runner.run(tiny_key(1, 16, 6), quick(2));  // per-step marks again: they differ
+  auto step = runner.measure(tiny_key(1, 16, 6), quick(2));  // per-step marks again: they differ
   EXPECT_EQ(step.samples.decode_ms.at(0).size(), 5u);
   setenv("PERFGATE_TIMING", "sometimes", 1);
   EXPECT_NE(usage_message(tiny_key()).find("PERFGATE_TIMING"), std::string::npos);

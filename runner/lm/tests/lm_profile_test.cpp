@@ -40,13 +40,13 @@ class LmProfile : public ::testing::Test {
   void TearDown() override { g_after_layer = nullptr; }
   CellProfile profile_with(std::function<void(const at::Tensor&)> hook) {
     g_after_layer = std::move(hook);
-    auto r = runner.run(tiny_key(), quick());
+    auto r = runner.measure(tiny_key(), quick());
     g_after_layer = nullptr;
     EXPECT_EQ(r.status, CellStatus::ok) << r.reason.value_or("");
     EXPECT_TRUE(r.profile);
     return r.profile.value_or(CellProfile{});
   }
-  CellRunner runner;
+  lm::LibTorchMeasurer runner;
 };
 
 int64_t count_of(const ProfileStep& s, const std::string& name) {
@@ -89,7 +89,7 @@ TEST_F(LmProfile, TimedRepetitionsNeverRunUnderTheProfiler) {
       ++calls;
       if (torch::profiler::impl::profilerEnabled()) ++profiled;
     };
-    return runner.run(tiny_key(), quick());
+    return runner.measure(tiny_key(), quick());
   }();
   ASSERT_EQ(r.status, CellStatus::ok);
   const int per_sequence = kGen * kLayers;  // one forward pass per token, every layer
@@ -128,7 +128,7 @@ TEST_F(LmProfile, AnItemPerForwardPassIsOneSyncPerStep) {
 TEST_F(LmProfile, OffMeansNoProfileAndTheSameSamples) {
   MeasureOptions o = quick();
   o.profile = false;
-  auto r = runner.run(tiny_key(), o);
+  auto r = runner.measure(tiny_key(), o);
   ASSERT_EQ(r.status, CellStatus::ok);
   EXPECT_FALSE(r.profile);
   EXPECT_EQ(r.samples.prefill_ms.size(), 2u);
