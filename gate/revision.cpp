@@ -34,12 +34,15 @@ struct ObjectCloser {
 using RepoPtr = std::unique_ptr<git_repository, RepoCloser>;
 using ObjectPtr = std::unique_ptr<git_object, ObjectCloser>;
 
+// Messages name compare's settings (repo, base, main); the CLI spells them as its flags.
+std::string setting(const char* name) { return SettingError::setting(name); }
+
 // Null when `path` is not inside a git repository; `why` then says so.
 RepoPtr open_repo(const std::string& path, std::string* why) {
   ensure_libgit2();
   git_repository* raw = nullptr;
   if (git_repository_open_ext(&raw, path.c_str(), 0, nullptr) != 0) {
-    *why = "--repo " + path + " is not a git repository (" + last_git_error() + ")";
+    *why = setting("repo") + " " + path + " is not a git repository (" + last_git_error() + ")";
     return nullptr;
   }
   return RepoPtr(raw);
@@ -92,7 +95,8 @@ bool is_full_sha(const std::string& s) { return s.size() == GIT_OID_HEXSZ && is_
 ResolvedRevision resolve_revision(const std::string& rev, const RevisionContext& ctx) {
   if (rev.empty()) throw UsageError("empty revision");
   if (rev == kMergeBaseRevision) {
-    throw UsageError("'merge-base' is only valid for --base (it needs the head to be resolved)");
+    throw SettingError("'merge-base' is only valid for " + setting("base") +
+                       " (it needs the head to be resolved)");
   }
   // (a) a stored commit: full SHA or unique prefix.
   if (ctx.store && is_hex(rev) && rev.size() >= kMinPrefix && rev.size() <= GIT_OID_HEXSZ) {
@@ -115,24 +119,25 @@ ResolvedRevision resolve_revision(const std::string& rev, const RevisionContext&
   }
   // A full SHA is unambiguous even when nothing knows it: the gate then reports no stored run.
   if (is_full_sha(rev)) return {lower(rev), rev, "sha"};
-  throw UsageError("unknown revision '" + rev + "': not a stored commit" +
-                   (ctx.store ? "" : " (no database)") + ", and git cannot resolve it: " + why);
+  throw SettingError("unknown revision '" + rev + "': not a stored commit" +
+                     (ctx.store ? "" : " (no database)") + ", and git cannot resolve it: " + why);
 }
 
 ResolvedRevision resolve_merge_base(const std::string& head_sha, const RevisionContext& ctx) {
   std::string why;
   RepoPtr repo = open_repo(ctx.repo, &why);
-  if (!repo) throw UsageError("--base merge-base needs a git repository: " + why);
+  const std::string merge_base = setting("base") + " merge-base";
+  if (!repo) throw SettingError(merge_base + " needs a git repository: " + why);
 
   git_oid head_oid;
   if (git_oid_fromstr(&head_oid, head_sha.c_str()) != 0) {
-    throw UsageError("--base merge-base: head '" + head_sha + "' is not a SHA");
+    throw SettingError(merge_base + ": head '" + head_sha + "' is not a SHA");
   }
   {
     git_object* raw = nullptr;
     if (git_object_lookup(&raw, repo.get(), &head_oid, GIT_OBJECT_COMMIT) != 0) {
-      throw UsageError("--base merge-base: head commit " + head_sha + " is not in --repo " +
-                       ctx.repo + " (" + last_git_error() + ")");
+      throw SettingError(merge_base + ": head commit " + head_sha + " is not in " +
+                         setting("repo") + " " + ctx.repo + " (" + last_git_error() + ")");
     }
     git_object_free(raw);
   }
@@ -147,15 +152,15 @@ ResolvedRevision resolve_merge_base(const std::string& head_sha, const RevisionC
     tried += "\n  " + c + ": " + err;
   }
   if (main_sha.empty()) {
-    throw UsageError("--base merge-base: cannot resolve the main branch (--main " +
-                     ctx.main_branch + "):" + tried);
+    throw SettingError(merge_base + ": cannot resolve the main branch (" + setting("main") + " " +
+                       ctx.main_branch + "):" + tried);
   }
   git_oid main_oid, base_oid;
   git_oid_fromstr(&main_oid, main_sha.c_str());
   int rc = git_merge_base(&base_oid, repo.get(), &head_oid, &main_oid);
   if (rc == GIT_ENOTFOUND) {
-    throw UsageError("--base merge-base: " + head_sha + " and " + ctx.main_branch +
-                     " have no common ancestor");
+    throw SettingError(merge_base + ": " + head_sha + " and " + ctx.main_branch +
+                       " have no common ancestor");
   }
   if (rc != 0) throw RuntimeFailure("git merge-base failed: " + last_git_error());
   return {oid_hex(&base_oid), kMergeBaseRevision, "merge-base"};

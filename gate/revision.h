@@ -1,7 +1,8 @@
 // Resolving the --base / --head revisions of `perfgate compare` to full commit SHAs.
 // Order (docs/CLI.md): a full SHA or a unique prefix stored in the database; else any revision the
 // git repository resolves (branch, tag, HEAD~1, short SHA); `merge-base` = merge-base of head and
-// the main branch. Unknown or ambiguous revisions throw UsageError (exit 2).
+// the main branch. Unknown or ambiguous revisions throw UsageError (exit 2), a SettingError where
+// the message names compare's settings (repo, base, main: common/errors.h).
 #pragma once
 #include <string>
 #include <vector>

@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -27,13 +26,19 @@ namespace fs = std::filesystem;
 
 namespace pg {
 namespace detail {
+namespace {
+// Help and messages name the other settings they mention; the front end spells them
+// (common/errors.h).
+std::string setting(const char* name) { return SettingError::setting(name); }
+}  // namespace
 
 const std::vector<SettingDef>& setting_defs() {
   using K = ValueKind;
   static const std::vector<SettingDef> defs = {
       {{"model", "LIST",
         "model presets (tiny, gpt2..gpt2-xl, cs336-small..cs336-2.7b), file:PATH.safetensors or "
-        "aoti:PATH.pt2 (relative paths resolve against --repo)",
+        "aoti:PATH.pt2 (relative paths resolve against " +
+            setting("repo") + ")",
         "tiny"},
        K::string_list},
       {{"dtype", "LIST", "weight and activation dtypes: fp32,fp16,bf16",
@@ -65,7 +70,7 @@ const std::vector<SettingDef>& setting_defs() {
       {{"json", "FILE", "also write the run as export JSON to FILE", ""}, K::string_scalar},
       {{"submit", "URL", "also POST the run to a perfgate server at URL (+ /api/v1/runs)", ""},
        K::string_scalar},
-      {{"token-file", "FILE", "bearer token for --submit", ""}, K::string_scalar},
+      {{"token-file", "FILE", "bearer token for " + setting("submit"), ""}, K::string_scalar},
       {{"quiet", "", "no progress and no table", ""}, K::flag},
       {{"peak-bw-gbps", "GBPS", "device peak memory bandwidth for MBU", "known-GPU table"},
        K::number},
@@ -73,11 +78,13 @@ const std::vector<SettingDef>& setting_defs() {
         "known-GPU table"},
        K::number},
       {{"exec", "CMD",
-        "measure every cell with your own benchmark: CMD runs in --repo through /bin/sh -c and "
-        "prints docs/PROTOCOL.md's JSON lines; --model then names your model(s)",
+        "measure every cell with your own benchmark: CMD runs in " + setting("repo") +
+            " through /bin/sh -c and prints docs/PROTOCOL.md's JSON lines; " + setting("model") +
+            " then names your model(s)",
         ""},
        K::string_scalar},
-      {{"exec-timeout", "SECONDS", "limit on one cell's --exec command; then it is killed", "900"},
+      {{"exec-timeout", "SECONDS",
+        "limit on one cell's " + setting("exec") + " command; then it is killed", "900"},
        K::number},
   };
   return defs;
@@ -95,10 +102,10 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
-// A flag's text in the raw form; list flags split on commas.
-RawSetting raw_from_flag(const std::string& name, const std::string& text) {
+// A command-line value in the raw form; list settings split on commas.
+RawSetting raw_from_command_line(const std::string& name, const std::string& text) {
   RawSetting raw;
-  raw.where = "--" + name;
+  raw.where = SettingError::setting(name);
   const ValueKind kind = kind_of(name);
   const bool list = kind == ValueKind::int_list || kind == ValueKind::string_list ||
                     kind == ValueKind::onoff_list;
@@ -115,7 +122,7 @@ RawSetting raw_from_flag(const std::string& name, const std::string& text) {
 }
 
 [[noreturn]] void bad(const RawItem& item, const std::string& why) {
-  throw UsageError(fmt::format("{}: '{}' {}", item.where, item.text, why));
+  throw SettingError(fmt::format("{}: '{}' {}", item.where, item.text, why));
 }
 
 namespace {
@@ -199,7 +206,8 @@ std::string parse_model(const RawItem& item) {
 // name and not a path; presets and `kind:` specs are refused so the two kinds never share a key.
 std::string parse_exec_model(const RawItem& item) {
   if (!is_model_name(item.text))
-    bad(item, fmt::format("is not a model name for --exec ({}; not a path)", kModelNameRule));
+    bad(item, fmt::format("is not a model name for {} ({}; not a path)", setting("exec"),
+                          kModelNameRule));
   if (lm::find_preset(item.text))
     bad(item, "is one of perfgate's own model presets; give your model a name of its own");
   return item.text;
@@ -210,7 +218,7 @@ std::string parse_exec_model(const RawItem& item) {
 void resolve_model_artifacts(SweepConfig& cfg, const RawSetting* models) {
   for (auto& model : cfg.models) {
     if (!lm::is_file_model(model) && !lm::is_aoti_model(model)) continue;
-    std::string where = models ? models->where : std::string("--model");
+    std::string where = models ? models->where : setting("model");
     if (models)
       for (const auto& item : models->items)
         if (item.text == model) where = item.where;
@@ -225,7 +233,8 @@ std::string parse_device(const RawItem& item) {
   if (t.starts_with("cuda:"))
     parse_integer({t.substr(5), item.where}, 0, 1023, "a CUDA device index");
   if (!cuda_available())
-    bad(item, "asks for a GPU, but this machine has no usable CUDA device (use --device cpu)");
+    bad(item, "asks for a GPU, but this machine has no usable CUDA device (use " +
+                  setting("device") + " cpu)");
   return t;
 }
 
@@ -272,10 +281,12 @@ SweepConfig validate_settings(const RawSettings& s) {
     if (single(*r).text.find_first_not_of(" \t") == std::string::npos) bad(single(*r), "is empty");
     cfg.exec = single(*r).text;
     if (!get("model"))
-      throw UsageError(r->where + ": needs --model NAME, your model's name (it keys the series)");
+      throw SettingError(r->where + ": needs " + setting("model") +
+                         " NAME, your model's name (it keys the series)");
   }
   if (auto r = get("exec-timeout")) {
-    if (cfg.exec.empty()) throw UsageError(single(*r).where + ": only makes sense with --exec");
+    if (cfg.exec.empty())
+      throw SettingError(single(*r).where + ": only makes sense with " + setting("exec"));
     cfg.exec_timeout_s = parse_positive_number(single(*r), 1e6);  // 11.6 days
   }
   if (auto r = get("model"))
@@ -328,16 +339,19 @@ SweepConfig validate_settings(const RawSettings& s) {
   }
   if (auto r = get("token-file")) {
     if (cfg.submit_url.empty())
-      throw UsageError(single(*r).where + ": only makes sense with --submit");
+      throw SettingError(single(*r).where + ": only makes sense with " + setting("submit"));
     read_token_file(single(*r).text, single(*r).where);
     cfg.token_file = single(*r).text;
   } else if (!cfg.submit_url.empty()) {
-    throw UsageError(get("submit")->where + ": needs --token-file with the server's token");
+    throw SettingError(get("submit")->where + ": needs " + setting("token-file") +
+                       " with the server's token");
   }
   if (auto r = get("quiet")) cfg.quiet = single(*r).text == "true";
   if (auto r = get("peak-bw-gbps")) cfg.peak_bw_gbps = parse_peak(single(*r), 0.001, 1e7);
   if (auto r = get("peak-tflops")) cfg.peak_tflops = parse_peak(single(*r), 0.001, 1e7);
   resolve_model_artifacts(cfg, get("model"));
+  for (const auto& [name, raw] : s)
+    if (!raw.location.empty()) cfg.given_in_file[name] = raw.location;
 
   // Every prompt plus its generated tokens must fit the context of every preset model.
   const int max_seq = *std::max_element(cfg.seq_lens.begin(), cfg.seq_lens.end());
@@ -345,10 +359,10 @@ SweepConfig validate_settings(const RawSettings& s) {
     const auto preset = lm::find_preset(model);
     if (!preset || max_seq + cfg.gen_tokens <= preset->context) continue;
     const RawSetting* seq = get("seq-lens");
-    throw UsageError(fmt::format(
+    throw SettingError(fmt::format(
         "{}: prompt length {} + gen-tokens {} = {} exceeds the context length {} of model '{}'",
-        seq ? seq->where : std::string("--seq-lens"), max_seq, cfg.gen_tokens,
-        max_seq + cfg.gen_tokens, preset->context, model));
+        seq ? seq->where : setting("seq-lens"), max_seq, cfg.gen_tokens, max_seq + cfg.gen_tokens,
+        preset->context, model));
   }
   return cfg;
 }

@@ -98,6 +98,7 @@ class SweepFileReader {
     const ValueKind kind = kind_of(key);
     RawSetting raw;
     raw.where = where(node.source(), key);
+    raw.location = fmt::format("{}:{}", source_, node.source().begin.line);
     auto wrong_type = [&](const toml::node& n) {
       return UsageError(fmt::format("{}: expected {}, got {}", where(n.source(), key),
                                     expected_text(kind), type_name(n.type())));

@@ -1,4 +1,4 @@
-// `--csv FILE` / `--json FILE`: the finished run's export, in the same formats as
+// The `csv` and `json` settings' files: the finished run's export, in the same formats as
 // `perfgate export` (written by the store's serialisers, so the two never disagree).
 #pragma once
 #include <string>

@@ -86,7 +86,7 @@ std::optional<std::string> origin_url(git_repository* repo) {
 
 }  // namespace
 
-GitInfo read_git_info(const std::string& path, const std::string& flag) {
+GitInfo read_git_info(const std::string& path, const std::string& setting) {
   init_libgit2();
   GitInfo info;
   std::error_code ec;
@@ -101,13 +101,13 @@ GitInfo read_git_info(const std::string& path, const std::string& flag) {
     return info;
   }
   if (rc == GIT_EOWNER)
-    throw UsageError(fmt::format(
+    throw SettingError(fmt::format(
         "{}: {} (git's safe.directory check refuses a repository owned by another user; if you "
         "trust it: git config --global --add safe.directory <its path>)",
-        flag, last_git_error()));
+        setting, last_git_error()));
   if (rc != 0)
-    throw UsageError(fmt::format("{}: cannot open the git repository at '{}': {}", flag, path,
-                                 last_git_error()));
+    throw SettingError(fmt::format("{}: cannot open the git repository at '{}': {}", setting, path,
+                                   last_git_error()));
   RepoPtr repo(raw_repo);
   const char* root = git_repository_workdir(repo.get());
   if (!root) root = git_repository_path(repo.get());
@@ -122,13 +122,13 @@ GitInfo read_git_info(const std::string& path, const std::string& flag) {
   }
   git_reference* raw_head = nullptr;
   if (unborn < 0 || git_repository_head(&raw_head, repo.get()) != 0)
-    throw UsageError(
-        fmt::format("{}: cannot read HEAD of '{}': {}", flag, info.repo_path, last_git_error()));
+    throw SettingError(
+        fmt::format("{}: cannot read HEAD of '{}': {}", setting, info.repo_path, last_git_error()));
   RefPtr head(raw_head);
   git_object* obj = nullptr;
   if (git_reference_peel(&obj, head.get(), GIT_OBJECT_COMMIT) != 0)
-    throw UsageError(fmt::format("{}: HEAD of '{}' is not a commit: {}", flag, info.repo_path,
-                                 last_git_error()));
+    throw SettingError(fmt::format("{}: HEAD of '{}' is not a commit: {}", setting, info.repo_path,
+                                   last_git_error()));
   CommitPtr commit(reinterpret_cast<git_commit*>(obj));
 
   char sha[GIT_OID_HEXSZ + 1];

@@ -2,6 +2,7 @@
 #pragma once
 #include <string>
 
+#include "common/errors.h"
 #include "core/run.h"
 
 namespace pg {
@@ -15,8 +16,9 @@ namespace pg {
 // files do not count (build folders and the perfgate.db a run writes would make every run dirty).
 // repo_path is the work tree (the git dir for a bare repository), or `path` made absolute
 // outside a repository. A repository that exists but cannot be read (corrupt, or refused by
-// git's safe.directory ownership check) throws UsageError naming `flag`.
-GitInfo read_git_info(const std::string& path, const std::string& flag = "--repo");
+// git's safe.directory ownership check) throws SettingError naming `setting` (common/errors.h).
+GitInfo read_git_info(const std::string& path,
+                      const std::string& setting = SettingError::setting("repo"));
 
 // Host part: cpu, hostname, os, compiler, build_type, perfgate.
 Environment host_environment();

@@ -11,19 +11,19 @@
 
 namespace pg {
 
-SubmitTarget parse_submit_url(const std::string& url, const std::string& flag,
+SubmitTarget parse_submit_url(const std::string& url, const std::string& setting,
                               const std::string& endpoint) {
   // scheme, host (a name, an IPv4 address or a bracketed IPv6 one), optional port, optional path.
   static const std::regex re(
       R"(^(https?)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(:[0-9]{1,5})?(/[^?#]*)?$)");
   std::smatch m;
   if (!std::regex_match(url, m, re))
-    throw UsageError(
-        fmt::format("{}: '{}' is not an http:// or https:// URL of a perfgate server", flag, url));
+    throw SettingError(fmt::format(
+        "{}: '{}' is not an http:// or https:// URL of a perfgate server", setting, url));
   if (m[3].matched) {
     const int port = std::stoi(m[3].str().substr(1));
     if (port < 1 || port > 65535)
-      throw UsageError(fmt::format("{}: port {} of '{}' is out of range", flag, port, url));
+      throw SettingError(fmt::format("{}: port {} of '{}' is out of range", setting, port, url));
   }
   SubmitTarget t;
   t.scheme_host_port = m[1].str() + "://" + m[2].str() + m[3].str();

@@ -1,9 +1,10 @@
-// `--submit URL --token-file FILE`: send a finished run (`perfgate run`) or a gate result
-// (`perfgate compare`) to a remote `perfgate serve`. The local report or store is always written
-// first; submitting is an extra copy, never the only one.
+// Submitting (the `submit` and `token-file` settings): send a finished run (`perfgate run`) or a
+// gate result (`perfgate compare`) to a remote `perfgate serve`. The local report or store is
+// always written first; submitting is an extra copy, never the only one.
 #pragma once
 #include <string>
 
+#include "common/errors.h"
 #include "common/token_file.h"  // read_token_file: the one reader, shared with serve
 
 namespace pg {
@@ -13,8 +14,10 @@ struct SubmitTarget {
   std::string path;              // the URL's path plus the endpoint ("/api/v1/runs")
 };
 
-// Throws UsageError naming `flag` unless `url` is http(s)://HOST[:PORT][/PREFIX].
-SubmitTarget parse_submit_url(const std::string& url, const std::string& flag = "--submit",
+// Throws SettingError naming `setting` (marked, common/errors.h, or a flag cli/ spelled) unless
+// `url` is http(s)://HOST[:PORT][/PREFIX].
+SubmitTarget parse_submit_url(const std::string& url,
+                              const std::string& setting = SettingError::setting("submit"),
                               const std::string& endpoint = "/api/v1/runs");
 
 // POSTs a JSON document with a bearer token: `export_json` (what `perfgate export --format json`

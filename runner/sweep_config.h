@@ -3,6 +3,7 @@
 // which runs one; LibTorch-free.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct SweepConfig {
   // --exec: the user's benchmark measures every cell (docs/PROTOCOL.md); models are then names.
   std::string exec;
   double exec_timeout_s = 900;  // per cell
+  // The settings the sweep file gave (and no flag overrode), each with the file and line of its
+  // key ("sweep.toml:6"): a message names these as the file's keys, the others as flags.
+  std::map<std::string, std::string> given_in_file;
 };
 
 // The resolved sweep as JSON text (stored with the run, so it can be reproduced).

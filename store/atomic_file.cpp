@@ -31,24 +31,25 @@ struct TempFile {
 }  // namespace
 
 std::string resolve_output_target(const std::string& path, const std::string& what) {
-  if (path.empty()) throw UsageError(what + ": the file name is empty");
+  if (path.empty()) throw SettingError(what + ": the file name is empty");
   fs::path p(path);
   for (int depth = 0;; ++depth) {
     std::error_code ec;
     const auto st = fs::symlink_status(p, ec);
     if (ec || !fs::is_symlink(st)) break;
-    if (depth == 40) throw UsageError(what + " '" + path + "': too many levels of symbolic links");
+    if (depth == 40)
+      throw SettingError(what + " '" + path + "': too many levels of symbolic links");
     const fs::path target = fs::read_symlink(p, ec);
-    if (ec) throw UsageError(what + " '" + path + "': cannot read link: " + ec.message());
+    if (ec) throw SettingError(what + " '" + path + "': cannot read link: " + ec.message());
     p = target.is_absolute() ? target : p.parent_path() / target;
   }
   std::error_code ec;
   const auto st = fs::status(p, ec);
   if (fs::exists(st) && !fs::is_regular_file(st)) {
     const std::string kind = fs::is_directory(st) ? "a directory" : "not a regular file";
-    throw UsageError(what + " '" + path + "'" +
-                     (p.string() == path ? "" : " (-> " + p.string() + ")") + " is " + kind +
-                     "; perfgate only replaces regular files");
+    throw SettingError(what + " '" + path + "'" +
+                       (p.string() == path ? "" : " (-> " + p.string() + ")") + " is " + kind +
+                       "; perfgate only replaces regular files");
   }
   return p.string();
 }
@@ -68,7 +69,7 @@ void write_file_atomically(const std::string& path, std::string_view text,
     const int err = errno;
     tmp.path.clear();
     if (err == ENOENT || err == ENOTDIR)
-      throw UsageError(what + " '" + path + "': directory '" + dir.string() + "' does not exist");
+      throw SettingError(what + " '" + path + "': directory '" + dir.string() + "' does not exist");
     fail("cannot create a file in '" + dir.string() + "'", err);
   }
   // Keep the permissions of the file we replace; a new file gets the usual 0666 & ~umask.

@@ -38,7 +38,7 @@ App::App(ServeOptions opt) : opt_(std::move(opt)), serial_(next_app_serial.fetch
           SQLITE_OK) {
     const std::string why = watcher_ ? sqlite3_errmsg(watcher_) : "out of memory";
     sqlite3_close(watcher_);
-    throw RuntimeFailure("--db " + opt_.db_path + ": cannot open: " + why);
+    throw RuntimeFailure("database " + opt_.db_path + ": cannot open: " + why);
   }
 }
 

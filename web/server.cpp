@@ -139,15 +139,17 @@ struct Server::Impl {
 };
 
 Server::Server(ServeOptions opt) {
-  if (opt.db_path.empty()) throw UsageError("--db: empty path");
+  // The options are serve's settings (web/serve_options.h), which its front end spells.
+  const auto setting = [](const char* name) { return SettingError::setting(name); };
+  if (opt.db_path.empty()) throw SettingError(setting("db") + ": empty path");
   std::error_code ec;
   if (!std::filesystem::exists(opt.db_path, ec))
-    throw UsageError("--db " + opt.db_path +
-                     ": no such database (serve does not create one; store runs with `perfgate "
-                     "run --db " +
-                     opt.db_path + "` first)");
-  if (opt.port < 0 || opt.port > 65535) throw UsageError("--port must be in 0..65535");
-  if (opt.threads < 1 || opt.threads > 1024) throw UsageError("--threads must be in 1..1024");
+    throw SettingError(setting("db") + " " + opt.db_path +
+                       ": no such database (serve does not create one; store runs with `perfgate "
+                       "run --db " +
+                       opt.db_path + "` first)");
+  if (opt.port < 0 || opt.port > 65535) throw SettingError("port", "must be in 0..65535");
+  if (opt.threads < 1 || opt.threads > 1024) throw SettingError("threads", "must be in 1..1024");
   { Store check(opt.db_path); }  // not a perfgate database, or from a newer perfgate: UsageError
   impl_ = std::make_unique<Impl>(std::move(opt));
   find_asset("style.css");  // builds the asset table (hashes) before the first request
@@ -314,7 +316,7 @@ int run_serve(const ServeOptions& opt) {
     std::fprintf(
         stderr, "perfgate serve: listening on http://%s:%d/ (db %s, ingest %s)\n",
         opt.host.find(':') != std::string::npos ? ("[" + opt.host + "]").c_str() : opt.host.c_str(),
-        port, opt.db_path.c_str(), opt.token ? "on" : "off: no --token-file");
+        port, opt.db_path.c_str(), opt.token ? "on" : "off: no token file");
     server.serve();
     {
       std::lock_guard lk(m);

@@ -160,7 +160,7 @@ CellResult ExecMeasurer::measure(const CellKey& key, const MeasureOptions& opt) 
   const std::string err = stderr_summary(proc.stderr_tail);
   using End = ProcessOutcome::End;
   if (proc.end == End::spawn_failed)
-    return failed(CellStatus::error, "--exec " + describe_end(proc));
+    return failed(CellStatus::error, "the command " + describe_end(proc));
   if (bad_line) return failed(CellStatus::error, std::string(bad_line->what()) + err);
   if (!proc.overflow.empty())
     return failed(CellStatus::error,

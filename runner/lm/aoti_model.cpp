@@ -68,17 +68,23 @@ void check_aoti_cell(const CellKey& key, const ArtifactFile& file) {
     if (auto why = torch_release_mismatch(torch->second, TORCH_VERSION))
       throw UsageError(what + ": " + *why + " (exporter.torch in " + sidecar_path_of(file.path) +
                        ")");
+  // Messages name the run's settings (docs/RUN.md); each front end spells them its own way.
+  const auto setting = [](const char* name) { return SettingError::setting(name); };
   if (!key.kv_cache)
-    throw UsageError("--kv-cache off: " + what + " carries its own KV cache (use --kv-cache on)");
+    throw SettingError(setting("kv-cache") + " off: " + what + " carries its own KV cache (use " +
+                       setting("kv-cache") + " on)");
   if (f.dtype && *f.dtype != key.dtype)
-    throw UsageError("--dtype " + key.dtype + ": " + what + " was exported in " + *f.dtype);
+    throw SettingError(setting("dtype") + " " + key.dtype + ": " + what + " was exported in " +
+                       *f.dtype);
   const bool cuda = key.device.starts_with("cuda");
   if (f.device && (*f.device == "cuda") != cuda)
-    throw UsageError("--device " + key.device + ": " + what + " was compiled for " + *f.device);
+    throw SettingError(setting("device") + " " + key.device + ": " + what + " was compiled for " +
+                       *f.device);
   if (f.context && int64_t{key.seq_len} + key.gen_tokens > *f.context)
-    throw UsageError("--seq-lens " + std::to_string(key.seq_len) + " plus --gen-tokens " +
-                     std::to_string(key.gen_tokens) + " exceeds the context of " + what + " (" +
-                     std::to_string(*f.context) + " tokens, its KV cache)");
+    throw SettingError(setting("seq-lens") + " " + std::to_string(key.seq_len) + " plus " +
+                       setting("gen-tokens") + " " + std::to_string(key.gen_tokens) +
+                       " exceeds the context of " + what + " (" + std::to_string(*f.context) +
+                       " tokens, its KV cache)");
 }
 
 AotiModel::AotiModel(const ArtifactFile& file, const at::Device& device)
@@ -167,8 +173,8 @@ void AotiModel::prepare(const CellKey& key, int64_t seed) {
     throw;
   } catch (const std::exception& e) {
     graph_.reset();
-    throw RuntimeFailure(
-        "--cuda-graphs on: the decode call of " + package_label(file_) +
+    throw RuntimeFailure(  // a cell's stored reason: the setting named as it is
+        "cuda-graphs on: the decode call of " + package_label(file_) +
         " cannot be captured in a CUDA graph (docs/OWN_MODEL_AOTI.md, \"--cuda-graphs on\"): " +
         first_line(e.what()));
   }

@@ -24,7 +24,7 @@ namespace pg::lm {
 
 class CudaGraph;
 
-// Refuses (UsageError) what the package cannot run: a batch, dtype, device or length other than
+// Refuses (SettingError) what the package cannot run: a batch, dtype, device or length other than
 // the one it was exported for, according to its sidecar.
 void check_aoti_cell(const CellKey& key, const ArtifactFile& file);
 

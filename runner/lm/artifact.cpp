@@ -171,11 +171,11 @@ std::string register_model_artifact(const std::string& spec, const std::string& 
   const std::string typed_path =
       a.aoti ? spec.substr(kAotiModelPrefix.size()) : file_model_path(spec);
   if (typed_path.empty())
-    throw UsageError(where + ": '" + spec + "' names no file (expected " +
-                     (a.aoti ? "aoti:PATH.pt2" : "file:PATH.safetensors") + ")");
+    throw SettingError(where + ": '" + spec + "' names no file (expected " +
+                       (a.aoti ? "aoti:PATH.pt2" : "file:PATH.safetensors") + ")");
   const bool per_batch = typed_path.find(kBatchPlaceholder) != std::string::npos;
   if (per_batch && !a.aoti)
-    throw UsageError(where + ": '" + spec + "': {batch} is only for aoti: packages");
+    throw SettingError(where + ": '" + spec + "': {batch} is only for aoti: packages");
   std::vector<int> batches = a.aoti ? batch_sizes : std::vector<int>{0};
   if (a.aoti && !per_batch) batches = {batch_sizes.begin(), batch_sizes.end()};
   std::string first_name;
@@ -187,8 +187,9 @@ std::string register_model_artifact(const std::string& spec, const std::string& 
     path = path.lexically_normal();
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
-      throw UsageError(where + ": '" + spec + "' names a file that does not exist (" +
-                       path.string() + "; relative paths resolve against --repo " + repo + ")");
+      throw SettingError(where + ": '" + spec + "' names a file that does not exist (" +
+                         path.string() + "; relative paths resolve against " +
+                         SettingError::setting("repo") + " " + repo + ")");
     ArtifactFile f;
     f.path = path.string();
     f.sha256 = sha256_file(f.path);
@@ -196,13 +197,13 @@ std::string register_model_artifact(const std::string& spec, const std::string& 
       const std::string sidecar = sidecar_path_of(f.path);
       if (fs::exists(sidecar, ec)) f.facts = read_model_facts(sidecar);
       if (f.facts.batch_size && *f.facts.batch_size != b)
-        throw UsageError(where + ": '" + spec + "': " + f.path + " was exported for batch size " +
-                         std::to_string(*f.facts.batch_size) + ", not " + std::to_string(b) +
-                         " (export one package per batch size and name them with {batch})");
+        throw SettingError(where + ": '" + spec + "': " + f.path + " was exported for batch size " +
+                           std::to_string(*f.facts.batch_size) + ", not " + std::to_string(b) +
+                           " (export one package per batch size and name them with {batch})");
       const std::string name = f.facts.name.value_or(typed_path);
       if (!first_name.empty() && name != first_name)
-        throw UsageError(where + ": '" + spec + "': the packages name different models ('" +
-                         first_name + "' and '" + name + "')");
+        throw SettingError(where + ": '" + spec + "': the packages name different models ('" +
+                           first_name + "' and '" + name + "')");
       first_name = name;
     }
     a.files[b] = std::move(f);
@@ -212,8 +213,8 @@ std::string register_model_artifact(const std::string& spec, const std::string& 
   auto [it, inserted] = registry().try_emplace(a.key, a);
   if (!inserted) {
     if (it->second.typed != a.typed)
-      throw UsageError(where + ": '" + spec + "' and '" + it->second.typed +
-                       "' both name the model '" + a.key + "'");
+      throw SettingError(where + ": '" + spec + "' and '" + it->second.typed +
+                         "' both name the model '" + a.key + "'");
     it->second = a;  // re-resolved (a later config in the same process)
   }
   return a.key;

@@ -68,7 +68,8 @@ struct Artifact {
 // Resolves `spec` (file: or aoti:) against `repo` for each batch size, hashes and checks every
 // file, registers the artifact process-wide and returns its key: the spec itself for file:
 // models, "aoti:" + the sidecar's name for packages (the path as typed when it has none).
-// Throws UsageError naming `where` (the flag or file:line) for a missing or unreadable file.
+// Throws SettingError naming `where` (the setting, marked, or file:line: key) for a missing or
+// unreadable file.
 std::string register_model_artifact(const std::string& spec, const std::string& repo,
                                     const std::vector<int>& batch_sizes, const std::string& where);
 

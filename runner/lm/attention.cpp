@@ -13,7 +13,8 @@ namespace pg::lm {
 AttentionKind parse_attention(const std::string& name) {
   if (name == "math") return AttentionKind::math;
   if (name == "sdpa") return AttentionKind::sdpa;
-  throw UsageError("--attention: unknown value '" + name + "' (expected sdpa or math)");
+  throw SettingError(SettingError::setting("attention") + ": unknown value '" + name +
+                     "' (expected sdpa or math)");
 }
 
 bool sdpa_available() {
@@ -40,7 +41,7 @@ at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
     return at::scaled_dot_product_attention(
         q, k, v, mask.defined() ? std::optional(mask) : std::nullopt, 0.0, is_causal);
 #else
-    throw UsageError("--attention sdpa needs LibTorch 2.x");
+    throw SettingError(SettingError::setting("attention") + " sdpa needs LibTorch 2.x");
 #endif
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));

@@ -21,20 +21,26 @@
 
 namespace pg::lm {
 
+namespace {
+// Messages name the run's settings (docs/RUN.md); each front end spells them its own way.
+std::string setting(const char* name) { return SettingError::setting(name); }
+}  // namespace
+
 at::Device parse_device(const std::string& device) {
   if (device == "cpu") return at::Device(at::kCPU);
   std::smatch m;
   static const std::regex cuda(R"(cuda(:(\d{1,3}))?)");
   if (!std::regex_match(device, m, cuda))
-    throw UsageError("--device: unknown device '" + device + "' (expected cpu, cuda or cuda:N)");
+    throw SettingError(setting("device") + ": unknown device '" + device +
+                       "' (expected cpu, cuda or cuda:N)");
   const int index = m[2].matched ? std::stoi(m[2].str()) : 0;
   const int count = cuda_device_count();
   if (count == 0)
-    throw UsageError("--device " + device + ": no CUDA GPU is available" +
-                     (at::hasCUDA() ? "" : " to this LibTorch build or machine"));
+    throw SettingError(setting("device") + " " + device + ": no CUDA GPU is available" +
+                       (at::hasCUDA() ? "" : " to this LibTorch build or machine"));
   if (index >= count)
-    throw UsageError("--device " + device + ": there are only " + std::to_string(count) +
-                     " CUDA devices");
+    throw SettingError(setting("device") + " " + device + ": there are only " +
+                       std::to_string(count) + " CUDA devices");
   return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
@@ -42,7 +48,8 @@ at::ScalarType parse_dtype(const std::string& dtype) {
   if (dtype == "fp32") return at::kFloat;
   if (dtype == "fp16") return at::kHalf;
   if (dtype == "bf16") return at::kBFloat16;
-  throw UsageError("--dtype: unknown dtype '" + dtype + "' (expected fp32, fp16 or bf16)");
+  throw SettingError(setting("dtype") + ": unknown dtype '" + dtype +
+                     "' (expected fp32, fp16 or bf16)");
 }
 
 int cpu_threads() {
@@ -88,9 +95,9 @@ void check_dtype_runs(const at::Device& device, const std::string& dtype, Attent
   if (device.is_cuda() && type == at::kBFloat16) {
     const auto info = cuda_device_info(device.index());
     if (info.major < 8)
-      throw UsageError("--dtype bf16: " + info.name + " (compute capability " +
-                       std::to_string(info.major) + "." + std::to_string(info.minor) +
-                       ") has no bf16 support; use fp16 or fp32");
+      throw SettingError(setting("dtype") + " bf16: " + info.name + " (compute capability " +
+                         std::to_string(info.major) + "." + std::to_string(info.minor) +
+                         ") has no bf16 support; use fp16 or fp32");
   }
   static std::mutex mu;
   static std::map<std::string, std::string> verdicts;  // key -> "" (runs) or the error
@@ -116,8 +123,8 @@ void check_dtype_runs(const at::Device& device, const std::string& dtype, Attent
     it = verdicts.emplace(key, error).first;
   }
   if (!it->second.empty())
-    throw UsageError("--dtype " + dtype + ": this LibTorch cannot run it on " + device.str() +
-                     " (" + it->second + ")");
+    throw SettingError(setting("dtype") + " " + dtype + ": this LibTorch cannot run it on " +
+                       device.str() + " (" + it->second + ")");
 }
 
 }  // namespace pg::lm

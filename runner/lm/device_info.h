@@ -8,8 +8,8 @@
 
 namespace pg::lm {
 
-// "cpu", "cuda" (device 0) or "cuda:N"; throws UsageError naming --device when the string is
-// malformed or the GPU is not there.
+// "cpu", "cuda" (device 0) or "cuda:N"; throws SettingError naming the device setting when the
+// string is malformed or the GPU is not there.
 at::Device parse_device(const std::string& device);
 at::ScalarType parse_dtype(const std::string& dtype);  // fp32 | fp16 | bf16, else UsageError
 

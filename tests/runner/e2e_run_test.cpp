@@ -228,6 +228,21 @@ TEST_F(RunE2E, BadUsageExitsTwoAndStoresNothing) {
   }
 }
 
+// A cell the sweep file describes names the file's keys, after the key's file and line; what the
+// command line gave is a flag (docs/CONTRIBUTING.md, "Settings are named once").
+TEST_F(RunE2E, ACellOfTheSweepFileNamesItsKeys) {
+  pgtest::write_file(work_ / "graphs.toml", "model = \"tiny\"\ncuda-graphs = \"on\"\n");
+  const auto file = perfgate({"run", "--config", "graphs.toml", "--device", "cpu", "--db",
+                              "never.db", "--repo", repo_.str()});
+  EXPECT_EQ(file.exit_code, 2) << file.err;
+  EXPECT_NE(file.err.find("graphs.toml:2: cell "), std::string::npos) << file.err;
+  EXPECT_NE(file.err.find(": cuda-graphs on needs --device cuda (got --device cpu)"),
+            std::string::npos)
+      << file.err;
+  EXPECT_EQ(file.err.find("--cuda-graphs"), std::string::npos) << file.err;
+  EXPECT_FALSE(std::filesystem::exists(work_ / "never.db"));
+}
+
 TEST_F(RunE2E, CudaWithoutAGpuExitsTwo) {
   if (std::filesystem::exists("/dev/nvidia0")) GTEST_SKIP() << "this machine has a GPU";
   const auto r = perfgate({"run", "--device", "cuda", "--db", "never.db"});

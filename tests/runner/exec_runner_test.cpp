@@ -305,6 +305,8 @@ std::string config_error(const std::string& toml, std::map<std::string, std::str
   f.values = std::move(flags);
   try {
     sweep_config_from_toml(toml, "sweep.toml", f);
+  } catch (const SettingError& e) {
+    return e.spelled("--");  // as the CLI prints it
   } catch (const UsageError& e) {
     return e.what();
   }
