@@ -17,6 +17,8 @@ std::string flag_for_setting(const std::string& setting) {
       {"correction", "--correction"},
       {"seed", "--seed"},
       {"allow_missing_baseline", "--allow-missing-baseline"},
+      {"metrics", "--metrics"},
+      {"memory_tolerance_bytes", "--memory-tolerance-bytes"},
   };
   auto it = flags.find(setting);
   return it != flags.end() ? it->second : setting;

@@ -80,12 +80,13 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
                    {"head n", Align::right}});
   if (color_) table.set_header_style(kBold);
   for (const CellComparison* c : rt::worst_first(r.cells)) {
-    table.add_row({to_string(c->verdict), cell_label(c->key), rt::fmt_ms(c->base_median),
-                   rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), rt::fmt_ci(*c),
-                   rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-",
-                   fmt::format("{} ({}r)", c->base_n, c->base_runs),
-                   fmt::format("{} ({}r)", c->head_n, c->head_runs)},
-                  color_ ? verdict_color(c->verdict) : "");
+    table.add_row(
+        {to_string(c->verdict), rt::cell_name(*c), rt::fmt_value(c->base_median, c->metric),
+         rt::fmt_value(c->head_median, c->metric), rt::fmt_change(c->ratio), rt::fmt_ci(*c),
+         rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-",
+         fmt::format("{} ({}r)", c->base_n, c->base_runs),
+         fmt::format("{} ({}r)", c->head_n, c->head_runs)},
+        color_ ? verdict_color(c->verdict) : "");
   }
   out << table.render();
   if (table.empty()) out << "(no cells)\n";
