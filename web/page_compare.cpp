@@ -38,6 +38,20 @@ std::string compare_form(const CommitCatalog& catalog, const std::string& base,
   return h + "</datalist>";
 }
 
+// Which metric a cell of the compare table is of, when it is not decode latency: " · memory".
+std::string metric_suffix(const CellComparison& c) {
+  if (c.metric == "tpot_ms") return "";
+  return c.metric == "peak_alloc_bytes" ? " · memory" : " · " + c.metric;
+}
+
+// A cell's value in its unit: "0.713 ms", "1.50 GiB".
+std::string value_text(double v, const std::string& metric) {
+  if (metric.find("bytes") == std::string::npos) return fmt_num(v) + " ms";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", v / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
 std::string num_cell(const std::optional<double>& v, const std::string& text,
                      const std::string& cls = "") {
   const std::string c = "num" + (cls.empty() ? "" : " " + cls);
@@ -220,7 +234,7 @@ std::string answer(const CompareView& v, const CommitCatalog& catalog) {
   if (worst)
     h += "; worst <b>" +
          html_escape(worst->key.model + " · " + cell_label(worst->key, false) +
-                     (worst->metric == "tpot_ms" ? "" : " · " + worst->metric)) +
+                     metric_suffix(*worst)) +
          "</b> <span class=\"change regression\">" + pct(*worst->ratio - 1.0) + "</span>";
   h += "</span></div><p class=\"muted small\">";
   bool first = true;
@@ -296,18 +310,21 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
     const CellComparison& c = r.cells[i];
     const CellKey& k = c.key;
     const int64_t sid = i < v.series_ids.size() ? v.series_ids[i] : 0;
-    const std::string label = html_escape(k.model + " · " + cell_label(k, false) +
-                                          (c.metric == "tpot_ms" ? "" : " · " + c.metric));
-    h += "<tr><td class=\"cellname\" data-v=\"" + label + "\">" +
+    const std::string label = html_escape(k.model + " · " + cell_label(k, false));
+    // The metric on a line of its own, so that it adds no width to the table.
+    const std::string metric = metric_suffix(c);
+    h += "<tr><td class=\"cellname\" data-v=\"" + label + html_escape(metric) + "\">" +
          (sid ? "<a href=\"/series/" + std::to_string(sid) + "\" title=\"trend of this cell\">" +
                     label + "</a>"
               : label) +
+         (metric.empty()
+              ? ""
+              : "<br><span class=\"muted small\">" + html_escape(metric.substr(4)) + "</span>") +
          "</td><td class=\"hide-narrow\">" + html_escape(k.device) + "</td>";
-    const std::string unit = c.metric.find("bytes") != std::string::npos ? " B" : " ms";
-    h +=
-        num_cell(c.base_median, c.base_median ? fmt_num(*c.base_median) + unit : "", "hide-narrow");
-    h +=
-        num_cell(c.head_median, c.head_median ? fmt_num(*c.head_median) + unit : "", "hide-narrow");
+    h += num_cell(c.base_median, c.base_median ? value_text(*c.base_median, c.metric) : "",
+                  "hide-narrow");
+    h += num_cell(c.head_median, c.head_median ? value_text(*c.head_median, c.metric) : "",
+                  "hide-narrow");
     std::optional<double> change;
     if (c.ratio) change = 100.0 * (*c.ratio - 1.0);
     h += num_cell(change, change_text(c));
