@@ -328,7 +328,7 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
     std::optional<double> change;
     if (c.ratio) change = 100.0 * (*c.ratio - 1.0);
     h += num_cell(change, change_text(c));
-    h += mde_cell(c, r.options.min_effect);
+    h += mde_cell(c, r.options.min_effect_for(c.metric));
     h += num_cell(c.p_adjusted, c.p_adjusted ? fmt_num(*c.p_adjusted) : "", "hide-narrow");
     const std::string cv = to_string(c.verdict);
     h += "<td data-v=\"" + html_escape(cv) + "\"><span class=\"badge " + html_escape(cv) + "\">" +
