@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "app/explain.h"
+#include "core/cell_label.h"
 #include "stats/auto_min_effect.h"
 
 namespace pg::app {
@@ -32,6 +34,21 @@ void note_dirty(const std::vector<Run>& runs, const char* side, std::vector<std:
   if (dirty > 0)
     notes.push_back(std::to_string(dirty) + " of " + std::to_string(runs.size()) + " " + side +
                     " runs were measured on a dirty work tree");
+}
+
+// fail_on_counter_change: an exact counter that changed is a regression whatever the timing
+// test said (docs/CLI.md, "Explanations").
+void fail_on_counter_change(Comparison& c) {
+  std::vector<std::string> changed;
+  for (const CellExplanation& e : c.explanations)
+    if (e.counters_changed()) changed.push_back(cell_label(e.key));
+  if (changed.empty()) return;
+  std::string w = "exact profile counters changed in " + std::to_string(changed.size()) +
+                  (changed.size() == 1 ? " cell" : " cells") + " (fail_on_counter_change):";
+  for (const auto& label : changed) w += " " + label + ";";
+  w.pop_back();
+  c.result.warnings.push_back(w);
+  c.result.verdict = GateVerdict::regression;
 }
 
 }  // namespace
@@ -71,6 +88,8 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
     opt.min_effect_source = a.reason;
   }
   c.result = evaluate_gate(base_sha, c.base_runs, head_sha, c.head_runs, opt);
+  c.explanations = explain(c.result, c.base_runs, c.head_runs);
+  if (settings.fail_on_counter_change) fail_on_counter_change(c);
   return c;
 }
 

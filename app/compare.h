@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/gate_settings.h"
+#include "gate/explanation.h"
 #include "stats/gate.h"
 #include "store/store.h"
 
@@ -23,7 +24,8 @@ struct Comparison {
   // What the reader should know beside the verdict: the device filter, runs measured on a dirty
   // work tree. A front end adds its own (the revisions it resolved, the user's notes) before these.
   std::vector<std::string> notes;
-  std::vector<Run> base_runs, head_runs;  // the runs judged
+  std::vector<Run> base_runs, head_runs;      // the runs judged
+  std::vector<CellExplanation> explanations;  // per compared cell, from the profiles
 };
 
 // The head has no stored run in the scope: nothing can be judged. Each front end says so in its

@@ -23,6 +23,7 @@ const std::vector<std::string>& gate_setting_names() {
                                                  "correction",
                                                  "seed",
                                                  "allow_missing_baseline",
+                                                 "fail_on_counter_change",
                                                  "metrics",
                                                  "memory_tolerance_bytes"};
   return names;

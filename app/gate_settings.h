@@ -19,6 +19,8 @@ struct GateSettings {
   GateOptions gate;
   bool min_effect_auto = false;     // min_effect from the store's history of the head's cells
   double min_effect_floor = 0.005;  // the least min_effect 'auto' may choose
+  // A cell whose exact profile counters changed (app/explain.h) fails the gate by itself.
+  bool fail_on_counter_change = false;
 };
 
 // A bad setting: `setting` is its name ("min_effect"), what() the whole message, which starts with

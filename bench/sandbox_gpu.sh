@@ -11,7 +11,8 @@ out=$(mkdir -p "${2:?usage: sandbox_gpu.sh PERFGATE OUT [ROUNDS]}" && cd "$2" &&
 rounds=${3:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 db="$out/sandbox_gpu.db"
-sweep="$out/sweep.toml"
+scratch=$(mktemp -d /var/tmp/perfgate-sandbox-bench-XXXXXX) # only the report and the runs go to OUT
+sweep="$scratch/sweep.toml"
 cat >"$sweep" <<'TOML'
 model = ["gpt2"]
 dtype = ["bf16"]
@@ -40,20 +41,26 @@ repo=/opt/perfgate-sandbox-bench-repo
 rm -rf "$repo" && mkdir -p "$repo" && chmod 755 "$repo"
 git -C "$repo" init -q && git -C "$repo" -c user.name=bench -c user.email=bench@perfgate.test \
   commit -q --allow-empty -m "sandbox bench"
-export PERFGATE_WORK="$out/work" PERFGATE_BIN=$pg PERFGATE_PASS_ENV=${PERFGATE_PASS_ENV:-} PERFGATE_SANDBOX=bwrap
+export PERFGATE_WORK="$scratch/work" PERFGATE_BIN=$pg PERFGATE_PASS_ENV=${PERFGATE_PASS_ENV:-} PERFGATE_SANDBOX=bwrap
 # shellcheck source=../ci/scripts/lib.sh
 source "$root/ci/scripts/lib.sh"
 set +e
 export SWEEP=$sweep # pg_bench copies it into the sandbox before every run
 
 outside() {
-  "$pg" run --config "$sweep" --repo "$repo" --db "$out/outside.db" --json "$out/outside.json" --quiet >&2 &&
-    "$pg" import --db "$db" "$out/outside.json" | sed -n 's/^Imported run \([0-9]*\).*/\1/p'
+  "$pg" run --config "$sweep" --repo "$repo" --db "$scratch/outside.db" --json "$scratch/outside.json" \
+    --quiet >&2 && "$pg" import --db "$db" "$scratch/outside.json" | sed -n 's/^Imported run \([0-9]*\).*/\1/p'
 }
 inside() { # inside RUN_AS
   PERFGATE_RUN_AS=$1
   pg_sandbox_create || return 1
-  pg_bench "$pg" "$repo" "$db" >/dev/null 2>"$out/inside.err" || { tail -20 "$out/inside.err" >&2; return 1; }
+  # As the action does: a clone owned by the sandbox user, measured in its container.
+  local src
+  if ! src=$(pg_sandbox_clone "$repo" "$(git -C "$repo" rev-parse HEAD)" measured 2>"$scratch/inside.err") ||
+    ! pg_bench "$pg" "$src" "$db" >/dev/null 2>>"$scratch/inside.err"; then
+    tail -20 "$scratch/inside.err" >&2
+    return 1
+  fi
   pg_sandbox_destroy
   "$pg" runs --db "$db" | awk 'NR > 1 { id = $1 } END { print id }'
 }
@@ -73,7 +80,7 @@ for ((r = 1; r <= rounds; r++)); do
     if id=$(inside "$as"); then
       echo "| $r | bubblewrap | $u | $id | $(tpot "$id") |" >>"$report"
     else
-      echo "| $r | bubblewrap | $u | failed: $(tail -1 "$out/inside.err" | tr '|' '/') | |" >>"$report"
+      echo "| $r | bubblewrap | $u | failed: $(grep -v '^::' "$scratch/inside.err" | tail -1 | tr '|' '/') | |" >>"$report"
     fi
   done
 done

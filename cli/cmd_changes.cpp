@@ -12,6 +12,7 @@
 #include "app/history.h"
 #include "cli/commands.h"
 #include "common/errors.h"
+#include "common/inert_text.h"
 #include "core/cell_key_io.h"
 #include "core/cell_label.h"
 #include "core/environment_json.h"
@@ -73,8 +74,12 @@ int run_changes(const ChangesFlags& f) {
                            {"change_points", cps_json}});
 
     if (f.format == "text") {
-      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id, cell_label(series.key),
-                               env.contains("device") ? env["device"].get<std::string>() : "",
+      // The label, the device and the subjects come from measured code: one inert line each.
+      std::cout << fmt::format("series {}: {} [{}]  {}, {}\n", series.id,
+                               inert_text(cell_label(series.key), kInertNameChars),
+                               env.contains("device")
+                                   ? inert_text(env["device"].get<std::string>(), kInertNameChars)
+                                   : "",
                                report_text::plural(int(h.points.size()), "commit"),
                                report_text::plural(int(cps.size()), "change point"));
       if (h.points.size() < 2 * f.min_segment) {
@@ -83,11 +88,11 @@ int run_changes(const ChangesFlags& f) {
       }
       for (const auto& cp : cps) {
         const app::HistoryPoint& at = h.points.at(cp.index);
-        std::cout << fmt::format("  {}  {} -> {} {}  x{:.3f}  p={}  {}\n",
-                                 report_text::short_sha(at.commit), report_text::fmt_ms(cp.before),
-                                 report_text::fmt_ms(cp.after), f.metric,
-                                 cp.before != 0 ? cp.after / cp.before : NAN,
-                                 report_text::fmt_p(cp.p_value), at.subject);
+        std::cout << fmt::format(
+            "  {}  {} -> {} {}  x{:.3f}  p={}  {}\n", report_text::short_sha(at.commit),
+            report_text::fmt_ms(cp.before), report_text::fmt_ms(cp.after), f.metric,
+            cp.before != 0 ? cp.after / cp.before : NAN, report_text::fmt_p(cp.p_value),
+            inert_text(at.subject, kInertNameChars));
       }
     }
   }

@@ -115,7 +115,7 @@ int run_compare(CompareFlags f) {
                     "first with `perfgate run --repo ... --db {}`)",
                     f.head, head.sha, f.db, f.db));
   }
-  ReportInfo info{f.base, f.head, base.source, head.source, f.notes};
+  ReportInfo info{f.base, f.head, base.source, head.source, f.notes, c.explanations};
   if (base.source == "merge-base") {
     info.notes.push_back(fmt::format("base = merge-base of head {} and {}: {}",
                                      report_text::short_sha(head.sha), f.main_branch, base.sha));
@@ -200,6 +200,9 @@ void add_compare_command(CLI::App& root, Action& action) {
   c->add_flag("--github", f->github, "also print GitHub ::error / ::warning workflow commands");
   c->add_flag("--allow-missing-baseline", f->settings.gate.allow_missing_baseline,
               "cells without a baseline do not make the gate inconclusive");
+  c->add_flag("--fail-on-counter-change", f->settings.fail_on_counter_change,
+              "a cell whose exact profile counters (ops, kernels, syncs, device-to-host copies, "
+              "allocated bytes) changed is a regression (exit 1), whatever the timing test says");
   c->add_option("--output", f->output, "write the report to FILE instead of stdout");
   c->add_option("--json", f->json_output, "also write the JSON report to FILE");
   c->add_option("--seed", f->settings.gate.seed, "bootstrap seed (same data, same interval)")

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "common/errors.h"
+#include "common/inert_text.h"
 #include "common/text_table.h"
 #include "store/run_report.h"
 #include "store/store.h"
@@ -60,8 +61,10 @@ int run_runs(const std::string& db) {
     auto dev = r.env.find("device");
     table.add_row({std::to_string(r.id), to_string(r.status), short_time(r.started_at),
                    r.git.commit ? r.git.commit->substr(0, 12) : "(" + r.git.state + ")",
-                   r.git.branch.value_or("-"), r.git.dirty ? "yes" : "no",
-                   dev == r.env.end() ? "-" : dev->second,
+                   // Branch and device come from the measured checkout or an ingested run.
+                   inert_text(r.git.branch.value_or("-"), kInertNameChars),
+                   r.git.dirty ? "yes" : "no",
+                   dev == r.env.end() ? "-" : inert_text(dev->second, kInertNameChars),
                    std::to_string(ok) + "/" + std::to_string(r.cells.size())});
   }
   std::cout << table.render();

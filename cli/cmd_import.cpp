@@ -22,6 +22,7 @@ constexpr std::streamsize kMaxDocumentBytes = 256LL << 20;
 struct ImportOptions {
   std::string db = "perfgate.db";
   std::vector<std::string> files;
+  bool fresh_uuids = false;
 };
 
 std::string read_document(const std::string& file) {
@@ -51,6 +52,10 @@ int run_import(const ImportOptions& o) {
   for (const auto& file : o.files) {
     const std::string name = file == "-" ? "standard input" : file;
     documents.emplace_back(name, runs_from_json(read_document(file), name));
+    // A document from an untrusted writer may carry the uuid of a stored run, which would make
+    // its own run "already stored": with fresh uuids every run it holds is a new run.
+    if (o.fresh_uuids)
+      for (Run& run : documents.back().second) run.uuid.clear();
   }
   Store store(o.db);
   for (const auto& [name, runs] : documents) {
@@ -72,6 +77,8 @@ void add_import_command(CLI::App& root, Action& action) {
       ->capture_default_str();
   cmd->add_option("files", opts->files, "export JSON documents; - reads standard input")
       ->required();
+  cmd->add_flag("--fresh-uuids", opts->fresh_uuids,
+                "store every run as a new run with a new uuid (documents from untrusted writers)");
   cmd->callback([&action, opts] { action = [opts] { return run_import(*opts); }; });
 }
 

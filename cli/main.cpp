@@ -1,4 +1,5 @@
-// perfgate: one executable, one subcommand per job. Exit codes: docs/CLI.md.
+// perfgate and perfgate-runner (cli/CMakeLists.txt): one CLI, one subcommand per job.
+// Exit codes: docs/CLI.md.
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
@@ -8,12 +9,14 @@
 
 #include "cli/commands.h"
 #include "common/errors.h"
+#include "common/program_name.h"
 #include "common/version.h"
 
 int main(int argc, char** argv) {
   // Past `ulimit -f` the kernel would kill us with SIGXFSZ mid-write; ignored, the write fails
   // with EFBIG instead, which becomes exit 4 with a message naming the file (docs/STORE.md).
   signal(SIGXFSZ, SIG_IGN);
+  if (argc > 0) pg::set_program_name(argv[0]);
 #ifndef PERFGATE_RUNNER_BINARY
   // This executable links no LibTorch; the runner beside it does (cli/runner_exec.cpp).
   if (argc > 1 && std::string_view(argv[1]) == "run") return pg::cli::run_in_runner(argv);

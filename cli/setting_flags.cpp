@@ -17,6 +17,7 @@ std::string flag_for_setting(const std::string& setting) {
       {"correction", "--correction"},
       {"seed", "--seed"},
       {"allow_missing_baseline", "--allow-missing-baseline"},
+      {"fail_on_counter_change", "--fail-on-counter-change"},
       {"metrics", "--metrics"},
       {"memory_tolerance_bytes", "--memory-tolerance-bytes"},
   };

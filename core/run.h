@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/cell_key.h"
+#include "core/profile.h"
 #include "core/status.h"
 
 namespace pg {
@@ -25,6 +26,8 @@ struct CellResult {
   std::optional<std::string> reason;      // why oom / invalid / error
   std::map<std::string, double> metrics;  // core/metrics.h name -> value; absent = not applicable
   CellSamples samples;
+  // The untimed profiled sequence (core/profile.h); absent with --profile off or for --exec.
+  std::optional<CellProfile> profile;
 };
 
 // Git state of the code that was measured. Outside a repository, or before the first commit,
@@ -51,7 +54,10 @@ using Environment = std::map<std::string, std::string>;
 const std::vector<std::string>& comparable_env_fields();
 
 struct Run {
-  int64_t id = 0;
+  int64_t id = 0;  // in one database
+  // The run's identity across databases: 128 random bits as 32 lowercase hex digits, given by the
+  // store that first holds the run; empty in a run that has none yet (docs/FORMATS.md, `uuid`).
+  std::string uuid;
   RunStatus status = RunStatus::incomplete;
   std::string started_at;   // ISO 8601 UTC
   std::string finished_at;  // empty while running

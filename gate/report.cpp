@@ -7,6 +7,7 @@
 
 #include "common/errors.h"
 #include "gate/gate_json.h"
+#include "gate/report_explain.h"
 
 namespace pg {
 
@@ -61,6 +62,12 @@ void GateJsonReporter::report(const GateResult& result, const ReportInfo& info,
                       {"head", {{"spelled", info.head_spelled}, {"source", info.head_source}}}};
   }
   if (!info.notes.empty()) j["notes"] = info.notes;
+  for (size_t i = 0; i < result.cells.size(); ++i) {
+    const CellComparison& c = result.cells[i];  // explanations are of decode latency's cells
+    const CellExplanation* e =
+        c.metric == "tpot_ms" ? report_explain::find(info.explanations, c.key) : nullptr;
+    j["cells"][i]["explain"] = e ? report_explain::to_json(*e) : nlohmann::json();
+  }
   out << j.dump(2) << '\n';
 }
 

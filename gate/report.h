@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gate/explanation.h"
 #include "stats/gate.h"
 
 namespace pg {
@@ -18,6 +19,8 @@ struct ReportInfo {
   std::string base_spelled, head_spelled;  // "merge-base", "main", "HEAD~1", ...
   std::string base_source, head_source;    // "database" | "git" | "merge-base" | "sha"
   std::vector<std::string> notes;          // e.g. "baseline reused from the persistent store"
+  // Why cells changed, from their profiles (app/explain.h); one per compared cell, any order.
+  std::vector<CellExplanation> explanations;
 };
 
 class GateReporter {

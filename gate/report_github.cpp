@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "common/inert_text.h"
 #include "gate/report.h"
 #include "gate/report_text.h"
 
@@ -9,10 +10,12 @@ namespace pg {
 namespace {
 namespace rt = report_text;
 
+// The title and the message hold stored text (the cell's label, causes): made inert first, then
+// escaped as the workflow-command rules say.
 void command(std::ostream& out, const char* level, const std::string& title,
              const std::string& message) {
-  out << "::" << level << " title=" << escape_command_property(title)
-      << "::" << escape_command_data(message) << '\n';
+  out << "::" << level << " title=" << escape_command_property(inert_text(title, kInertNameChars))
+      << "::" << escape_command_data(rt::inert_message(message)) << '\n';
 }
 }  // namespace
 
@@ -23,13 +26,13 @@ void GateGithubReporter::report(const GateResult& r, const ReportInfo&, std::ost
     std::string message = fmt::format(
         "{}: {} median {} -> {} ({}, ratio {} {}, adjusted p {}) between base {} and "
         "head {}; pooled base {}, head {}",
-        cell_label(c->key), c->metric, rt::fmt_value(c->base_median, c->metric),
+        rt::label(c->key), c->metric, rt::fmt_value(c->base_median, c->metric),
         rt::fmt_value(c->head_median, c->metric), rt::fmt_change(c->ratio), rt::fmt_ratio(c->ratio),
         rt::fmt_ci(*c), rt::fmt_p(c->p_adjusted), rt::short_sha(r.base), rt::short_sha(r.head),
         rt::fmt_pooled(c->base_runs, c->base_n), rt::fmt_pooled(c->head_runs, c->head_n));
     command(out, slower ? "error" : "warning",
             std::string("perfgate ") + (slower ? "regression" : "improvement") + " " +
-                rt::fmt_change(c->ratio) + " " + cell_label(c->key),
+                rt::fmt_change(c->ratio) + " " + rt::label(c->key),
             message);
   }
   command(out, "notice", "perfgate power", rt::power_line(r));

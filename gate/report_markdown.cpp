@@ -5,7 +5,9 @@
 #include <set>
 
 #include "common/escape.h"
+#include "common/inert_text.h"
 #include "gate/report.h"
+#include "gate/report_explain.h"
 #include "gate/report_text.h"
 
 namespace pg {
@@ -13,7 +15,11 @@ namespace {
 
 namespace rt = report_text;
 
-std::string md(const std::string& s) { return markdown_cell(s); }
+// Stored text in a Markdown line or table cell: one inert line (common/inert_text.h), then
+// Markdown's own escaping.
+std::string md(const std::string& s, size_t cap = kInertMessageChars) {
+  return markdown_cell(inert_text(s, cap));
+}
 
 const char* gate_icon(GateVerdict v) {
   switch (v) {
@@ -55,7 +61,7 @@ void cell_table(const GateResult& r, const std::vector<const CellComparison*>& c
     if (!c->note.empty()) verdict += " (" + md(c->note) + ")";
     out << fmt::format(
         "| {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n", verdict,
-        md(rt::cell_name(*c)), rt::short_sha(r.base), rt::short_sha(r.head),
+        markdown_cell(rt::cell_name(*c)), rt::short_sha(r.base), rt::short_sha(r.head),
         rt::fmt_value(c->base_median, c->metric), rt::fmt_value(c->head_median, c->metric),
         rt::fmt_change(c->ratio), ratio, rt::fmt_p(c->p_adjusted),
         c->ratio ? rt::fmt_effect(c->mde) : "-", c->base_runs, c->base_n, c->head_runs, c->head_n);
@@ -78,6 +84,24 @@ std::string gated_metrics(const GateResult& r) {
   return out.empty() ? "`tpot_ms` per repetition" : out;
 }
 
+// One collapsed section per cell that regressed or whose exact counters changed.
+void explanations(const GateResult& r, const ReportInfo& info, std::ostream& out) {
+  for (const CellComparison* c : rt::worst_first(r.cells)) {
+    if (c->metric != "tpot_ms") continue;  // explanations are of decode latency's cells
+    const CellExplanation* e = report_explain::find(info.explanations, c->key);
+    if (!e || !report_explain::worth_showing(*e)) continue;
+    const std::string why = report_explain::label(*e, *c, r.options.min_effect);
+    out << "<details><summary>" << cell_icon(c->verdict) << " Why <code>"
+        << html_escape(cell_label(c->key)) << "</code> changed"
+        << (why.empty() ? "" : " — <b>" + html_escape(why) + "</b>") << "</summary>\n\n";
+    for (const auto& line : report_explain::lines(*e)) {
+      const bool nested = line.starts_with("  ");
+      out << (nested ? "  - " : "- ") << md(nested ? line.substr(2) : line) << '\n';
+    }
+    out << "\n</details>\n\n";
+  }
+}
+
 void environment_table(const GateResult& r, std::ostream& out) {
   std::set<std::string> fields;
   for (const auto& [k, v] : r.base_env) fields.insert(k);
@@ -90,10 +114,11 @@ void environment_table(const GateResult& r, std::ostream& out) {
   const auto diff = rt::env_differences(r);
   out << "| field | base | head |\n|---|---|---|\n";
   for (const auto& field : fields) {
-    const std::string f = md(field);  // keys come from stored (possibly ingested) runs too
+    // Keys come from stored (possibly ingested) runs too, values from measured code (engine.*).
+    const std::string f = md(field, kInertNameChars);
     auto b = r.base_env.find(field), h = r.head_env.find(field);
-    std::string bv = b == r.base_env.end() ? "-" : md(b->second);
-    std::string hv = h == r.head_env.end() ? "-" : md(h->second);
+    std::string bv = b == r.base_env.end() ? "-" : md(b->second, kInertNameChars);
+    std::string hv = h == r.head_env.end() ? "-" : md(h->second, kInertNameChars);
     if (diff.count(field)) {
       out << fmt::format("| **{}** (differs, performance-relevant) | **{}** | **{}** |\n", f, bv,
                          hv);
@@ -112,7 +137,7 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
 
   auto rev = [](const std::string& sha, const std::string& spelled) {
     std::string s = "`" + rt::short_sha(sha) + "`";
-    if (!spelled.empty() && spelled != sha) s += " (" + md(spelled) + ")";
+    if (!spelled.empty() && spelled != sha) s += " (" + md(spelled, kInertNameChars) + ")";
     return s;
   };
   out << fmt::format(
@@ -148,6 +173,7 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
     cell_table(r, unchanged, out);
     out << "\n</details>\n\n";
   }
+  explanations(r, info, out);
   if (r.cells.empty()) out << "_No cell to compare._\n\n";
   environment_table(r, out);
 }

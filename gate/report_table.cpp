@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <ostream>
 
+#include "common/inert_text.h"
 #include "common/text_table.h"
 #include "gate/report.h"
+#include "gate/report_explain.h"
 #include "gate/report_text.h"
 
 namespace pg {
@@ -58,14 +60,16 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
     return (color_ && *color) ? std::string(color) + s + kReset : s;
   };
   auto rev = [](const std::string& sha, const std::string& spelled) {
-    return rt::short_sha(sha) + (spelled.empty() || spelled == sha ? "" : " (" + spelled + ")");
+    return rt::short_sha(sha) + (spelled.empty() || spelled == sha
+                                     ? ""
+                                     : " (" + inert_text(spelled, kInertNameChars) + ")");
   };
   out << "perfgate compare: base " << rev(r.base, info.base_spelled) << " -> head "
       << rev(r.head, info.head_spelled) << '\n';
   out << fmt::format("alpha {} ({}), min effect {:.1f}%, pooled: base {}, head {}\n",
                      r.options.alpha, r.options.correction, r.options.min_effect * 100,
                      rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));
-  for (const auto& n : info.notes) out << "note: " << n << '\n';
+  for (const auto& n : info.notes) out << "note: " << rt::inert_message(n) << '\n';
   out << '\n';
 
   TextTable table({{"verdict"},
@@ -94,18 +98,29 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
          "estimate (2+ runs: geometric means of run means); mde = smallest slowdown of the cell "
          "caught with "
       << fmt::format("{:.0f}", r.options.power * 100) << "% probability\n";
-  out << "power: " << rt::power_line(r) << "\n\n";
+  out << "power: " << rt::inert_message(rt::power_line(r)) << "\n\n";
+  for (const CellComparison* c : rt::worst_first(r.cells)) {
+    if (c->metric != "tpot_ms") continue;  // explanations are of decode latency's cells
+    const CellExplanation* e = report_explain::find(info.explanations, c->key);
+    if (!e || !report_explain::worth_showing(*e)) continue;
+    const std::string why = report_explain::label(*e, *c, r.options.min_effect);
+    out << "why " << inert_text(cell_label(c->key), kInertNameChars) << " changed"
+        << (why.empty() ? "" : paint(" [" + why + "]", kYellow)) << ":\n";
+    for (const auto& line : report_explain::lines(*e)) out << "  " << line << '\n';
+    out << '\n';
+  }
 
-  for (const auto& w : r.warnings) out << paint("WARNING: " + w, kYellow) << '\n';
+  for (const auto& w : r.warnings)
+    out << paint("WARNING: " + rt::inert_message(w), kYellow) << '\n';
   if (r.verdict == GateVerdict::inconclusive) {
     for (const auto& c : rt::inconclusive_causes(r)) {
       if (std::find(r.warnings.begin(), r.warnings.end(), c) == r.warnings.end()) {
-        out << paint("inconclusive: " + c, kYellow) << '\n';
+        out << paint("inconclusive: " + rt::inert_message(c), kYellow) << '\n';
       }
     }
   }
-  out << paint(upper(to_string(r.verdict)), gate_color(r.verdict)) << ": " << rt::headline(r)
-      << '\n';
+  out << paint(upper(to_string(r.verdict)), gate_color(r.verdict)) << ": "
+      << rt::inert_message(rt::headline(r)) << '\n';
 }
 
 }  // namespace pg

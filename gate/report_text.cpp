@@ -1,5 +1,6 @@
 #include "gate/report_text.h"
 
+#include "common/inert_text.h"
 #include "stats/gate_inputs.h"
 
 #include <fmt/format.h>
@@ -12,6 +13,10 @@ namespace pg::report_text {
 namespace {
 bool usable(const std::optional<double>& v) { return v && std::isfinite(*v); }
 }  // namespace
+
+std::string label(const CellKey& key) { return inert_text(cell_label(key), kInertNameChars); }
+
+std::string inert_message(const std::string& s) { return inert_text(s, kInertMessageChars); }
 
 std::string short_sha(const std::string& sha) {
   return sha.empty() ? "(none)" : sha.substr(0, std::min<size_t>(7, sha.size()));
@@ -42,7 +47,7 @@ std::string metric_phrase(const std::string& metric) {
 }
 
 std::string cell_name(const CellComparison& c) {
-  return cell_label(c.key) + (c.metric == "tpot_ms" ? "" : " [" + c.metric + "]");
+  return label(c.key) + (c.metric == "tpot_ms" ? "" : " [" + c.metric + "]");
 }
 
 std::string fmt_ratio(const std::optional<double>& v) {

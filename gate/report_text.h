@@ -11,6 +11,12 @@
 
 namespace pg::report_text {
 
+// A report prints text it did not write (a model name, a note, a warning, an environment value)
+// only through these, as one inert line (common/inert_text.h, docs/FORMATS.md): the cell's label
+// at the name cap, anything else at the message cap.
+std::string label(const CellKey& key);
+std::string inert_message(const std::string& s);
+
 std::string short_sha(const std::string& sha);  // first 7 characters, or "(none)"
 
 std::string fmt_ms(const std::optional<double>& v);  // "12.35", "0.3123", "-"
@@ -18,7 +24,7 @@ std::string fmt_ms(const std::optional<double>& v);  // "12.35", "0.3123", "-"
 std::string fmt_value(const std::optional<double>& v, const std::string& metric);
 // "decode latency (tpot_ms)", "prefill (prefill_ms)", "peak memory (peak_alloc_bytes)".
 std::string metric_phrase(const std::string& metric);
-// The cell's label, with its metric named unless it is decode latency (tpot_ms).
+// The cell's label (label()), with its metric named unless it is decode latency (tpot_ms).
 std::string cell_name(const CellComparison& c);
 std::string fmt_ratio(const std::optional<double>& v);       // "1.065", "-"
 std::string fmt_change(const std::optional<double>& ratio);  // "+6.5%", "-3.0%", "-"

@@ -15,7 +15,10 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# From a checkout (python3 python/export_hf.py) perfgate_export.py is beside this file; from the
+# wheel (perfgate-export-hf, python -m perfgate.export_hf) it is an installed module.
+if not __package__:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 import transformers  # noqa: E402
 from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM  # noqa: E402

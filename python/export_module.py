@@ -14,15 +14,21 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# From a checkout (python3 python/export_module.py) perfgate_export.py is beside this file; from the
+# wheel (perfgate-export-module, python -m perfgate.export_module) it is an installed module.
+if not __package__:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
 import perfgate_export as pe  # noqa: E402
 
+# perfgate's reference module: python/tiny_kv_lm.py, in the wheel perfgate/tiny_kv_lm.py.
+DEFAULT_FACTORY = f"{__package__}.tiny_kv_lm:make_model" if __package__ else "tiny_kv_lm:make_model"
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--factory", default="tiny_kv_lm:make_model",
+    ap.add_argument("--factory", default=DEFAULT_FACTORY,
                     help="module:function that builds the model (default: perfgate's tiny one)")
     ap.add_argument("--kwargs", default="{}", help="JSON object of extra factory arguments")
     pe.common_arguments(ap)

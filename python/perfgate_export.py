@@ -58,7 +58,70 @@ def changed_buffer_bytes(module, call):
     return changed, result
 
 
+class ContractError(SystemExit):
+    """A module that breaks the contract, said in the model author's terms (docs/OWN_MODEL_AOTI.md,
+    "The contract")."""
+
+
+def check_cache_buffers(module, before, batch, context):
+    """Every buffer forward wrote (the KV cache) must be sized to the export's batch and context:
+    a cache sized for another batch or a longer context is exported as it is, and perfgate's
+    bytes-per-token figure (and MBU with it) would be wrong by that factor."""
+    for name, buf in module.named_buffers():
+        if buf.dim() < 3 or torch.equal(before[name], buf):
+            continue
+        shape = list(buf.shape)
+        if batch not in shape or context not in shape:
+            raise ContractError(
+                f"buffer '{name}' has shape {shape}, but the package is exported for batch {batch} "
+                f"and context {context}: size the KV cache to exactly those (the factory is "
+                f"called with batch={batch}, context={context}; build the cache from them, not "
+                f"from a default maximum)")
+
+
+def export_in_contract_terms(export, *args):
+    """torch.export's error for a shape that depends on a position *value* (a cache sliced to
+    positions[-1] + 1), translated into what to change."""
+    try:
+        return export(*args)
+    except Exception as e:  # torch raises several types for data-dependent shapes
+        text = str(e)
+        if type(e).__name__ in ("GuardOnDataDependentSymNode", "UserError",
+                                "DataDependentOutputException") or "data-dependent" in text \
+                or "data dependent" in text:
+            first = "\n".join(line for line in text.splitlines()[:6] if line.strip())
+            raise ContractError(
+                "forward's shapes depend on the value of `positions` (for example a cache sliced "
+                "as self.k[:B, :, :L] with L = positions[-1] + 1): a package has one graph for "
+                "every position, so keep every shape a function of the inputs' sizes only. Attend "
+                "over the whole cache with a mask (positions[:, None] >= torch.arange(context)), "
+                "and write the cache with index_copy_ at `positions` (python/tiny_kv_lm.py does "
+                "both). torch.export said:\n" + first) from None
+        raise
+
+
+def mutated_buffer_bytes(module, exported):
+    """Bytes of the buffers the exported program writes in place (its KV cache), from the program
+    itself, not from what the caller says the cache is."""
+    sig = exported.graph_signature
+    names = set(sig.buffers_to_mutate.values())
+    # Before decompositions an in-place write stays an in-place op in the graph (index_copy_ on
+    # the buffer's placeholder): any argument the op's schema marks as written.
+    for node in exported.graph.nodes:
+        schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+        for arg, value in zip(schema.arguments if schema else (), node.args):
+            if arg.alias_info is not None and arg.alias_info.is_write and \
+                    getattr(value, "name", None) in sig.inputs_to_buffers:
+                names.add(sig.inputs_to_buffers[value.name])
+    buffers = dict(module.named_buffers())
+    return sum(buffers[n].numel() * buffers[n].element_size() for n in names if n in buffers)
+
+
 DECODE_PROGRAM = "decode"
+# The sidecar's name is the series key: perfgate holds it to the rule of --exec model names
+# (core/model_name.h), so the export refuses a name perfgate would refuse, before it compiles.
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+MODEL_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 
 def compile_program(exported, configs):
@@ -77,26 +140,42 @@ def export_and_package(module, *, out, name, batch, context, dtype, device, expo
     None for the static decode program)."""
     if not out.endswith(".pt2"):
         raise SystemExit(f"--out {out}: the package's name must end in .pt2")
+    if not MODEL_NAME.fullmatch(name or ""):
+        raise SystemExit(f"--name {name!r}: a model name is {MODEL_NAME_RULE} (perfgate refuses "
+                         "any other in the sidecar); give one with --name")
     module.eval()
     t0 = time.time()
     tokens = torch.zeros(batch, 2, dtype=torch.long, device=device)
     positions = torch.arange(2, dtype=torch.long, device=device)
     T = torch.export.Dim("T", min=1, max=context - 1)
     with torch.no_grad():
-        kv_bytes, logits = changed_buffer_bytes(
-            module, lambda: module(torch.ones_like(tokens), positions))
+        before = {n: b.detach().clone() for n, b in module.named_buffers()}
+        try:
+            kv_bytes, logits = changed_buffer_bytes(
+                module, lambda: module(torch.ones_like(tokens), positions))
+        except RuntimeError as e:
+            unsized = [f"'{n}' {list(b.shape)}" for n, b in module.named_buffers()
+                       if b.dim() >= 3 and (batch not in b.shape or context not in b.shape)]
+            hint = (f"; these buffers are not sized to batch {batch} and context {context}: "
+                    + ", ".join(unsized) if unsized else "")
+            raise ContractError(f"forward(tokens [{batch}, 2], positions [0, 1]) failed before "
+                                f"export: {str(e).splitlines()[0]}{hint}") from None
         if logits.dim() != 3 or logits.shape[:2] != (batch, 2):
-            raise SystemExit(f"forward(tokens, positions) returned shape {tuple(logits.shape)}, "
-                             f"expected [{batch}, 2, vocab]")
+            raise ContractError(f"forward(tokens, positions) returned shape {tuple(logits.shape)}, "
+                                f"expected [{batch}, 2, vocab]")
+        check_cache_buffers(module, before, batch, context)
+        del before
         vocab = int(logits.shape[-1])
         if export is None:
             def export(tokens, positions, T):
                 shapes = ({1: T}, {0: T}) if T is not None else None
                 return torch.export.export(module, (tokens, positions), dynamic_shapes=shapes,
                                            strict=False)
-        programs = {"model": export(tokens, positions, T)}
+        programs = {"model": export_in_contract_terms(export, tokens, positions, T)}
         if decode_program:
-            programs[DECODE_PROGRAM] = export(tokens[:, :1], positions[:1], None)
+            programs[DECODE_PROGRAM] = export_in_contract_terms(export, tokens[:, :1], positions[:1], None)
+        exported_kv = mutated_buffer_bytes(module, programs["model"])
+        kv_bytes = exported_kv or kv_bytes
     t_export = time.time() - t0
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     configs = dict(inductor_configs or {})
@@ -108,6 +187,10 @@ def export_and_package(module, *, out, name, batch, context, dtype, device, expo
     package_aoti(out, compiled)
     t_compile = time.time() - t0 - t_export
     exporter = {"torch": torch.__version__, "python": platform.python_version(), **exporter_versions}
+    if not str(device).startswith("cuda"):
+        # A CPU package's kernels are compiled for this many OpenMP threads (num_threads(N) in
+        # its code), whatever the measuring machine's thread setting: shown with every run.
+        exporter["cpu_threads"] = str(torch.get_num_threads())
     if configs:  # part of what made the kernels: shown with the run, like the versions
         exporter["inductor_configs"] = ",".join(
             f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in sorted(configs.items()))

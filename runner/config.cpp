@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "core/model_name.h"
 #include "runner/config_detail.h"
 #include "runner/lm/artifact.h"
 #include "runner/lm/measure.h"
@@ -53,6 +54,9 @@ const std::vector<SettingDef>& setting_defs() {
         "sdpa where LibTorch has it, else math"},
        K::string_list},
       {{"cuda-graphs", "LIST", "CUDA graphs for decode: on,off", "off"}, K::onoff_list},
+      {{"profile", "on|off",
+        "after the timed repetitions, one untimed sequence per cell under the profiler", "on"},
+       K::onoff_list},
       {{"seed", "N", "seed of the random weights and prompts", "0"}, K::int_scalar},
       {{"repo", "PATH", "git repository whose commit tags the run", "the current directory's"},
        K::string_scalar},
@@ -194,10 +198,8 @@ std::string parse_model(const RawItem& item) {
 // With --exec a model is the user's name for it: the series key, stable across commits, so a
 // name and not a path; presets and `kind:` specs are refused so the two kinds never share a key.
 std::string parse_exec_model(const RawItem& item) {
-  if (!exec_model_name_ok(item.text))
-    bad(item,
-        "is not a model name for --exec (1-64 letters, digits, '.', '_' or '-', starting "
-        "with a letter or digit; not a path)");
+  if (!is_model_name(item.text))
+    bad(item, fmt::format("is not a model name for --exec ({}; not a path)", kModelNameRule));
   if (lm::find_preset(item.text))
     bad(item, "is one of perfgate's own model presets; give your model a name of its own");
   return item.text;
@@ -252,15 +254,6 @@ const RawItem& single(const RawSetting& raw) { return raw.items.front(); }
 
 }  // namespace
 
-bool exec_model_name_ok(const std::string& name) {
-  if (name.empty() || name.size() > 64 || !std::isalnum(static_cast<unsigned char>(name[0])))
-    return false;
-  for (char c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
-      return false;
-  return true;
-}
-
 bool is_setting(const std::string& name) { return find_def(name) != nullptr; }
 
 ValueKind kind_of(const std::string& setting) {
@@ -313,6 +306,11 @@ SweepConfig validate_settings(const RawSettings& s) {
     });
   if (cfg.attention.empty()) cfg.attention = {default_attention()};
   if (auto r = get("cuda-graphs")) cfg.cuda_graphs = parse_list<bool>(*r, parse_onoff);
+  if (auto r = get("profile")) {
+    if (r->items.size() != 1)
+      bad(r->items.back(), "is one value too many (profile takes one: on or off)");
+    cfg.profile = parse_onoff(single(*r));
+  }
   if (auto r = get("seed"))
     cfg.seed =
         parse_integer(single(*r), 0, std::numeric_limits<int64_t>::max(), "a non-negative integer");

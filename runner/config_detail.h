@@ -49,9 +49,6 @@ RawSetting raw_from_flag(const std::string& name, const std::string& text);
 // Throws UsageError "<source_name>:<line>: ..." for syntax errors, unknown keys and wrong types.
 RawSettings read_toml_settings(const std::string& text, const std::string& source_name);
 
-// An --exec model name: 1-64 of [A-Za-z0-9._-], starting with a letter or digit.
-bool exec_model_name_ok(const std::string& name);
-
 // Checks every value and fills the defaults that depend on the machine. Throws UsageError.
 SweepConfig validate_settings(const RawSettings& settings);
 

@@ -107,6 +107,7 @@ std::string sweep_config_json(const SweepConfig& cfg) {
   if (!cfg.csv.empty()) j["csv"] = cfg.csv;
   if (!cfg.json.empty()) j["json"] = cfg.json;
   if (!cfg.submit_url.empty()) j["submit"] = cfg.submit_url;
+  if (!cfg.profile) j["profile"] = "off";  // on, the default, is left out as before it existed
   if (cfg.peak_bw_gbps) j["peak-bw-gbps"] = *cfg.peak_bw_gbps;
   if (cfg.peak_tflops) j["peak-tflops"] = *cfg.peak_tflops;
   if (!cfg.exec.empty()) {

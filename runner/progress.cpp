@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "common/inert_text.h"
 #include "core/cell_label.h"
 #include "runner/text.h"
 
@@ -23,9 +24,13 @@ int terminal_width(std::FILE* out) {
   return 80;
 }
 
+// The label and the reason come from measured code: one inert line each (common/inert_text.h).
+std::string label(const CellKey& key) { return inert_text(cell_label(key), kInertNameChars); }
+
 std::string outcome_text(const CellResult& r) {
   if (r.status != CellStatus::ok)
-    return to_string(r.status) + (r.reason ? " (" + *r.reason + ")" : std::string());
+    return to_string(r.status) +
+           (r.reason ? " (" + inert_text(*r.reason, kInertMessageChars) + ")" : std::string());
   std::string s = "ok";
   if (auto it = r.metrics.find("tpot_ms"); it != r.metrics.end())
     s += fmt::format(", tpot {:.3f} ms", it->second);
@@ -60,9 +65,9 @@ void ProgressReporter::draw_bar(const CellKey& current) {
   const std::string eta_text = eta < 0 ? "ETA --" : "ETA " + format_duration(eta);
   constexpr int kBarWidth = 20;
   const int filled = total ? static_cast<int>(kBarWidth * done_ / total) : kBarWidth;
-  std::string line = fmt::format("[{}{}] {}/{}  {}  {}", std::string(filled, '#'),
-                                 std::string(kBarWidth - filled, '.'), done_, total, eta_text,
-                                 cell_label(current));
+  std::string line =
+      fmt::format("[{}{}] {}/{}  {}  {}", std::string(filled, '#'),
+                  std::string(kBarWidth - filled, '.'), done_, total, eta_text, label(current));
   const size_t width = static_cast<size_t>(terminal_width(out_)) - 1;
   if (line.size() > width) line.resize(width);
   // \r back to the start, the line, then erase what a longer previous line left behind.
@@ -82,7 +87,7 @@ void ProgressReporter::cell_finished(size_t index, const CellResult& result, dou
     draw_bar(result.key);
     return;
   }
-  fmt::print(out_, "[{}/{}] {}: {} ({:.1f} s)\n", done_, weight_.size(), cell_label(result.key),
+  fmt::print(out_, "[{}/{}] {}: {} ({:.1f} s)\n", done_, weight_.size(), label(result.key),
              outcome_text(result), seconds);
   std::fflush(out_);
 }

@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "common/errors.h"
+#include "common/inert_text.h"
+#include "common/program_name.h"
 #include "core/cell_label.h"
 #include "runner/cell_measurer.h"
 #include "runner/exec/exec_runner.h"
@@ -85,8 +87,9 @@ void warn_about_failed_cells(const Run& run) {
              run.cells.size());
   for (const auto& c : run.cells)
     if (c.status != CellStatus::ok)
-      fmt::print(stderr, "  {}: {}{}\n", cell_label(c.key), to_string(c.status),
-                 c.reason ? " (" + *c.reason + ")" : std::string());
+      fmt::print(stderr, "  {}: {}{}\n", inert_text(cell_label(c.key), kInertNameChars),
+                 to_string(c.status),
+                 c.reason ? " (" + inert_text(*c.reason, kInertMessageChars) + ")" : std::string());
 }
 
 }  // namespace
@@ -136,7 +139,10 @@ int perform_run(const SweepConfig& cfg, const std::string& started_at) {
   warn_about_failed_cells(*run);
   fmt::print("Stored run {} in {} ({}, {} of {} cells)\n", run->id, cfg.db, to_string(run->status),
              outcome.attempted, outcome.total);
-  if (!cfg.quiet) fmt::print("View: perfgate serve --db {}  ->  http://127.0.0.1:8080/\n", cfg.db);
+  // The command to type next, as it works from here: the binary as it was started, and the store.
+  if (!cfg.quiet)
+    fmt::print("View: {} serve --db {}  ->  http://127.0.0.1:8080/\n", shell_word(program_name()),
+               shell_word(cfg.db));
   std::fflush(stdout);
 
   // What follows only copies the stored run elsewhere; a failure says that the run is safe.

@@ -60,6 +60,7 @@ SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells
   opt.seed = cfg.seed;
   opt.peak_bw_gbps = cfg.peak_bw_gbps;
   opt.peak_tflops = cfg.peak_tflops;
+  opt.profile = cfg.profile;
   reporter.sweep_started(cells);
   try {
     for (size_t i = 0; i < cells.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "common/inert_text.h"
 #include "common/text_table.h"
 #include "runner/text.h"
 
@@ -62,7 +63,7 @@ std::string format_cell_table(const Run& run) {
   TextTable table(std::move(cols));
   for (const auto& c : run.cells) {
     const CellKey& k = c.key;
-    std::vector<std::string> r = {k.model,
+    std::vector<std::string> r = {inert_text(k.model, kInertNameChars),  // from measured code
                                   k.dtype,
                                   std::to_string(k.batch_size),
                                   std::to_string(k.seq_len),

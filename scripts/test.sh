@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# README command 2: install every dependency, build, and run every test (GoogleTest suites,
-# end-to-end CLI tests, scipy/transformers oracles, the gate scripts, browser tests).
+# README command 2: install every dependency (the developer tools too), build everything, and run
+# every test (GoogleTest suites, end-to-end CLI tests, scipy/transformers oracles, the gate
+# scripts, the wheel, browser tests).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -6,6 +6,7 @@
 #include "common/utf8.h"
 #include "core/cell_key_io.h"
 #include "core/environment_json.h"
+#include "store/profile_json.h"
 #include "store/validate.h"
 
 namespace pg {
@@ -99,6 +100,8 @@ struct Parser {
       for (size_t r = 0; r < decode.size(); ++r)
         c.samples.decode_ms.push_back(numbers(decode[r], sp + "/decode_ms/" + std::to_string(r)));
     }
+    if (const json* p = optional_field(j, "profile"); p && !p->is_null())
+      c.profile = profile_from_json(*p, source + ": " + ptr + "/profile");
     return c;
   }
 
@@ -114,6 +117,9 @@ struct Parser {
     r.started_at = str_or_null(optional_field(j, "started_at"), ptr + "/started_at").value_or("");
     r.finished_at =
         str_or_null(optional_field(j, "finished_at"), ptr + "/finished_at").value_or("");
+    r.uuid = str_or_null(optional_field(j, "uuid"), ptr + "/uuid").value_or("");
+    if (!r.uuid.empty() && !is_run_uuid(r.uuid))
+      bad(ptr + "/uuid", "'" + r.uuid + "' is not 32 hex digits or null");
 
     const std::string gp = ptr + "/git";
     const json& g = object(field(j, "git", ptr), gp);
@@ -168,6 +174,7 @@ json run_to_json(const Run& run, bool with_samples) {
                  {"metrics", metrics}};
     if (with_samples)
       cell["samples"] = {{"prefill_ms", c.samples.prefill_ms}, {"decode_ms", c.samples.decode_ms}};
+    if (with_samples && c.profile) cell["profile"] = profile_to_json(*c.profile);
     cells.push_back(std::move(cell));
   }
   const json env = environment_to_json(run.env);
@@ -175,6 +182,7 @@ json run_to_json(const Run& run, bool with_samples) {
   if (config.is_discarded()) config = valid_utf8(run.config_json);
   const auto& g = run.git;
   return {{"id", run.id},
+          {"uuid", run.uuid.empty() ? json() : json(valid_utf8(run.uuid))},
           {"status", to_string(run.status)},
           {"started_at", run.started_at},
           {"finished_at", run.finished_at.empty() ? json() : json(run.finished_at)},

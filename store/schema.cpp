@@ -170,6 +170,56 @@ CREATE TABLE gate_result_events (
 );
 CREATE INDEX gate_result_events_gate ON gate_result_events(gate_id, id);
 )sql",
+      // 6: every run's own identity, 128 random bits as 32 lowercase hex digits (docs/STORE.md):
+      // ingest is idempotent by it, never by content, since two runs may be byte-identical and
+      // still be two measurements. Runs stored before get fresh ones. content_hash (step 1) is
+      // no longer written or read.
+      R"sql(
+ALTER TABLE runs ADD COLUMN uuid TEXT
+  CHECK (uuid IS NULL OR (length(uuid) = 32 AND uuid NOT GLOB '*[^0-9a-f]*'));
+UPDATE runs SET uuid = lower(hex(randomblob(16)));
+CREATE UNIQUE INDEX runs_uuid ON runs(uuid);
+)sql",
+      // 7: each cell's profile, one untimed prefill + decode sequence under the profiler
+      // (docs/STORE.md, "Profiles"). Op and kernel names repeat in every step and cell, so they
+      // are stored once in profile_names. Its own step: a later migration goes after it.
+      R"sql(
+CREATE TABLE profile_names (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE profiles (
+  cell_id INTEGER PRIMARY KEY REFERENCES cells(id) ON DELETE CASCADE,
+  profiler TEXT NOT NULL,             -- kineto | none
+  wall_ms REAL NOT NULL,              -- what the profiled sequence cost, set-up included
+  note TEXT                           -- why kernels or counters are missing
+);
+
+-- step -1 is the prefill, 0.. the decode steps, as in samples.
+CREATE TABLE profile_steps (
+  cell_id INTEGER NOT NULL REFERENCES profiles(cell_id) ON DELETE CASCADE,
+  step INTEGER NOT NULL CHECK (step >= -1),
+  wall_ms REAL NOT NULL,
+  ops INTEGER NOT NULL,
+  kernels INTEGER NOT NULL,
+  syncs INTEGER NOT NULL,
+  d2h_copies INTEGER NOT NULL,
+  alloc_bytes INTEGER NOT NULL,
+  peak_bytes INTEGER,
+  PRIMARY KEY (cell_id, step)
+) WITHOUT ROWID;
+
+CREATE TABLE profile_ops (
+  cell_id INTEGER NOT NULL REFERENCES profiles(cell_id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('op', 'kernel')),
+  name_id INTEGER NOT NULL REFERENCES profile_names(id),
+  count INTEGER NOT NULL,
+  total_ms REAL NOT NULL,
+  PRIMARY KEY (cell_id, step, kind, name_id)
+) WITHOUT ROWID;
+)sql",
   };
   return steps;
 }

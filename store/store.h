@@ -55,7 +55,8 @@ class Store {
 
   static int schema_version();  // what this build writes (PRAGMA user_version)
 
-  // --- the runner's incremental writes: run row first, then one committed transaction per cell.
+  // --- the runner's incremental writes: run row first (with a new uuid), then one committed
+  // transaction per cell.
   // started_at: when the run began (ISO 8601 UTC); empty: now. The runner passes the time before
   // its first cell, so a run's wall time includes loading the model or starting an --exec engine.
   int64_t begin_run(const GitInfo& git, const Environment& env, const std::string& config_json,
@@ -63,8 +64,10 @@ class Store {
   void add_cell(int64_t run_id, const CellResult& cell);
   void finish_run(int64_t run_id, RunStatus status);
 
-  // --- ingest of a whole run (POST /api/v1/runs): all or nothing. If an identical run (same
-  // commit, environment and samples) is already stored, returns its id and inserted=false.
+  // --- ingest of whole runs (POST /api/v1/runs, perfgate import): all or nothing. A run whose
+  // uuid is already stored is not stored again: its stored id and inserted=false. A run without
+  // a uuid is always inserted, with a new one (content equality is not identity: two runs may
+  // be byte-identical and still be two measurements).
   struct Imported {
     int64_t id;
     bool inserted;

@@ -96,37 +96,13 @@ int64_t ensure_series(sqlite3* db, const CellKey& key, const std::string& compar
   return sel.int64(0);
 }
 
-std::string content_canonical(const Run& run) {
-  using nlohmann::json;
-  json cells = json::array();
-  for (const auto& c : run.cells) {
-    json metrics = json::object();
-    for (const auto& [n, v] : c.metrics) metrics[n] = v;
-    cells.push_back({{"key", cell_key_values_json(c.key)},
-                     {"status", to_string(c.status)},
-                     {"reason", c.reason ? json(*c.reason) : json(nullptr)},
-                     {"metrics", metrics},
-                     {"prefill", c.samples.prefill_ms},
-                     {"decode", c.samples.decode_ms}});
-  }
-  json env = json::object();
-  for (const auto& [k, v] : run.env) env[k] = v;
-  json j = {{"commit", run.git.commit ? json(*run.git.commit) : json(nullptr)},
-            {"env", env},
-            {"cells", cells}};
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string content_hash(const std::string& canonical) {
-  // FNV-1a, 64 bit: an index key only; candidates are confirmed by comparing canonical forms.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : canonical) {
-    h ^= ch;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+std::string new_run_uuid(sqlite3* db) {
+  // SQLite's randomness, seeded from the kernel (/dev/urandom) in every process: unpredictable,
+  // so two stores, or two processes of one, never pick the same id in practice. The same source
+  // gives the runs stored before schema step 6 theirs.
+  sql::Stmt s(db, "SELECT lower(hex(randomblob(16)))");
+  if (!s.step()) sql::fail(db, "randomblob");
+  return s.text(0);
 }
 
 }  // namespace pg::detail

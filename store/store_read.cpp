@@ -51,7 +51,7 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
     sql::Stmt s(db,
                 "SELECT r.id, r.status, r.started_at, r.finished_at, r.git_state, r.git_commit, "
                 "r.git_branch, r.git_subject, r.git_time, r.git_dirty, r.git_repo_path, "
-                "e.fingerprint, r.config, r.git_remote FROM runs r "
+                "e.fingerprint, r.config, r.git_remote, r.uuid FROM runs r "
                 "JOIN environments e ON e.id = r.environment_id" +
                     where + " ORDER BY r.id");
     bind_param(s, sel, param);
@@ -71,6 +71,7 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
       r.env = env_from_json(s.text(11));
       r.config_json = s.text(12);
       r.git.remote = s.opt_text(13);
+      r.uuid = s.opt_text(14).value_or("");
       run_index[r.id] = runs.size();
       runs.push_back(std::move(r));
     }
@@ -124,6 +125,8 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
         samples.decode_ms.back().push_back(s.real(3));
       }
     }
+    load_profiles(
+        db, where, [&](sql::Stmt& q) { bind_param(q, sel, param); }, cell_by_id);
   }
   snapshot.commit();
   return runs;

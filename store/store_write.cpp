@@ -11,7 +11,7 @@
 namespace pg {
 namespace detail {
 
-int64_t insert_run_row(sqlite3* db, const Run& run, const std::optional<std::string>& hash) {
+int64_t insert_run_row(sqlite3* db, const Run& run) {
   const std::string started = run.started_at.empty() ? now_iso8601() : run.started_at;
   int64_t history = 0;
   if (!(run.git.commit && run.git.time && parse_iso8601(*run.git.time, &history)))
@@ -24,7 +24,7 @@ int64_t insert_run_row(sqlite3* db, const Run& run, const std::optional<std::str
       db,
       "INSERT INTO runs(status, started_at, finished_at, git_state, git_commit, git_branch, "
       "git_subject, git_time, git_dirty, git_repo_path, history_time, environment_id, "
-      "config, content_hash, git_remote) "
+      "config, uuid, git_remote) "
       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
   s.bind(1, to_string(run.status)).bind(2, started);
   if (run.finished_at.empty())
@@ -41,7 +41,7 @@ int64_t insert_run_row(sqlite3* db, const Run& run, const std::optional<std::str
       .bind(11, history)
       .bind(12, env_id)
       .bind(13, run.config_json)
-      .bind(14, hash);
+      .bind(14, run.uuid.empty() ? new_run_uuid(db) : run.uuid);
   // Redacted here too: an ingested document from any client never stores a credential.
   if (run.git.remote)
     s.bind(15, redact_remote_url(*run.git.remote));
@@ -94,6 +94,7 @@ int64_t CellWriter::write(int64_t run_id, int ordinal, const std::string& compar
         .bind(5, static_cast<int64_t>(steps.size()))
         .run();
   }
+  if (c.profile) write_profile(db_, cell_id, *c.profile);
   return cell_id;
 }
 
@@ -109,7 +110,7 @@ int64_t Store::begin_run(const GitInfo& git, const Environment& env, const std::
   run.config_json = config_json;
   validate_run(run, "run");
   sql::Transaction tx(db_);
-  const int64_t id = detail::insert_run_row(db_, run, std::nullopt);
+  const int64_t id = detail::insert_run_row(db_, run);  // with a new uuid
   tx.commit();
   return id;
 }
@@ -132,16 +133,10 @@ void Store::add_cell(int64_t run_id, const CellResult& cell) {
 
 void Store::finish_run(int64_t run_id, RunStatus status) {
   sql::Transaction tx(db_);
-  auto run = load_run(run_id);
-  if (!run) throw UsageError("finish_run: no run with id " + std::to_string(run_id));
-  run->status = status;
-  sql::Stmt s(db_,
-              "UPDATE runs SET status = ?1, finished_at = ?2, content_hash = ?3 WHERE id = ?4");
-  s.bind(1, to_string(status))
-      .bind(2, detail::now_iso8601())
-      .bind(3, detail::content_hash(detail::content_canonical(*run)))
-      .bind(4, run_id)
-      .run();
+  sql::Stmt s(db_, "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3");
+  s.bind(1, to_string(status)).bind(2, detail::now_iso8601()).bind(3, run_id).run();
+  if (sqlite3_changes(db_) == 0)
+    throw UsageError("finish_run: no run with id " + std::to_string(run_id));
   tx.commit();
 }
 

@@ -1,5 +1,6 @@
 #include "store/validate.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -114,7 +115,16 @@ void validate_cell(const CellResult& c, const std::string& where) {
   }
 }
 
+bool is_run_uuid(const std::string& s) {
+  if (s.size() != 32) return false;
+  for (char c : s)
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
 void validate_run(const Run& run, const std::string& where) {
+  if (!run.uuid.empty() && !is_run_uuid(run.uuid))
+    bad(where + "/uuid", "'" + run.uuid + "' is not 32 hex digits or absent");
   const auto& g = run.git;
   if (g.commit && !is_commit_sha(*g.commit))
     bad(where + "/git/commit", "'" + *g.commit + "' is not a 40-hex-digit SHA or null");

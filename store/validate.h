@@ -12,10 +12,12 @@ void validate_key(const CellKey& key, const std::string& where);
 // Finite metrics; samples finite and >= 0; as many decode lists as prefill samples, each with
 // gen_tokens - 1 steps (or no samples at all).
 void validate_cell(const CellResult& cell, const std::string& where);
-// Commit is 40 hex digits or absent; git state and timestamps well formed; every cell valid.
+// Commit is 40 hex digits or absent, uuid 32 or absent; git state and timestamps well formed;
+// every cell valid.
 void validate_run(const Run& run, const std::string& where);
 
 bool is_commit_sha(const std::string& s);  // 40 hex digits
+bool is_run_uuid(const std::string& s);    // 32 hex digits (Run::uuid)
 // Unix seconds of an ISO 8601 timestamp ("2024-05-01T12:00:00Z", "...+02:00", fractions allowed).
 bool parse_iso8601(const std::string& s, int64_t* unix_seconds);
 

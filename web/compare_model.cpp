@@ -121,7 +121,7 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     } catch (const pg::app::NoHeadRuns& e) {
       throw HttpError(404, std::string("head: ") + e.what());
     }
-    v->info = ReportInfo{base, head, "database", "database", c.notes};
+    v->info = ReportInfo{base, head, "database", "database", c.notes, c.explanations};
     v->result = std::move(c.result);
     v->device = device.value_or("");
     v->repo_url = app.repo_url(gen);

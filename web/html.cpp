@@ -1,6 +1,5 @@
 #include "web/html.h"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace pg::web {
@@ -40,24 +39,6 @@ std::string url_encode(std::string_view s) {
       out += '%';
       out += hex[c >> 4];
       out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
-std::string log_safe(std::string_view s, size_t max_len) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (out.size() >= max_len) {
-      out += "...";
-      break;
-    }
-    if (c < 0x20 || c == 0x7f || c == '\\') {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
     }
   }
   return out;

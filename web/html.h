@@ -16,7 +16,5 @@ using pg::html_escape;  // common/escape.h
 std::string json_for_script(const nlohmann::json& j);
 // Percent-encoding of one query-string component (RFC 3986 unreserved characters stay).
 std::string url_encode(std::string_view s);
-// A control-character-free rendering of a client string for the one-line request log.
-std::string log_safe(std::string_view s, size_t max_len = 200);
 
 }  // namespace pg::web

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common/errors.h"
+#include "common/inert_text.h"
 #include "web/compress.h"
 #include "web/html.h"
 #include "web/page_frame.h"
@@ -151,7 +152,8 @@ void run_guarded(const httplib::Request& req, httplib::Response& res,
     send_error(req, res, 400, e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "perfgate serve: internal error on %s %s: %s\n", req.method.c_str(),
-                 log_safe(req.path).c_str(), e.what());
+                 inert_text(req.path, kInertNameChars).c_str(),
+                 inert_text(e.what(), kInertMessageChars).c_str());
     send_error(req, res, 500, "internal error (logged by the server)");
   }
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/errors.h"
+#include "common/inert_text.h"
 #include "store/run_json.h"
 #include "web/html.h"
 #include "web/http_util.h"
@@ -69,7 +70,8 @@ void check_token(const App& app, const Req& req, Res& res) {
 // or elsewhere, and must learn that nothing was stored (507 Insufficient Storage, 503).
 void throw_storage_error(const std::exception& e) {
   const std::string what = e.what();
-  std::fprintf(stderr, "perfgate serve: ingest not stored: %s\n", log_safe(what).c_str());
+  std::fprintf(stderr, "perfgate serve: ingest not stored: %s\n",
+               inert_text(what, kInertMessageChars).c_str());
   if (what.find("database or disk is full") != std::string::npos)
     throw HttpError(
         507, "the server's disk is full: what was sent is not stored; retry once space is freed");

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "common/errors.h"
+#include "common/inert_text.h"
 #include "web/app.h"
 #include "web/assets.h"
 #include "web/guarded_server.h"
@@ -48,8 +49,9 @@ void log_request(const httplib::Request& req, const httplib::Response& res) {
   std::tm tm{};
   gmtime_r(&now, &tm);
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  const std::string line = std::string(when) + " " + log_safe(req.method, 16) + " " +
-                           log_safe(req.path) + " " + std::to_string(res.status) + " " + ms + " " +
+  const std::string line = std::string(when) + " " + inert_text(req.method, 16) + " " +
+                           inert_text(req.path, kInertNameChars) + " " +
+                           std::to_string(res.status) + " " + ms + " " +
                            std::to_string(res.body.size()) + "B\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
@@ -105,8 +107,9 @@ void log_refusal(const std::string& path, int status, const std::string& reason)
   std::tm tm{};
   gmtime_r(&now, &tm);
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  const std::string line = std::string(when) + " - " + (path.empty() ? "-" : log_safe(path)) + " " +
-                           std::to_string(status) + " refused: " + log_safe(reason) + "\n";
+  const std::string line =
+      std::string(when) + " - " + (path.empty() ? "-" : inert_text(path, kInertNameChars)) + " " +
+      std::to_string(status) + " refused: " + inert_text(reason, kInertMessageChars) + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

@@ -2,6 +2,10 @@
 # Installs the trusted perfgate once per runner and exports PERFGATE_BIN to the job's later steps.
 #   PERFGATE_BIN set (the action's `perfgate` input): that binary (a released build, the
 #     container's /usr/local/bin/perfgate); it must run.
+#   PERFGATE_VERSION set (the action's `perfgate-version` input): the wheel of that release of
+#     PERFGATE_RELEASE_REPO (the action's repository), verified against the release's SHA256SUMS,
+#     installed into $PERFGATE_INSTALL_ROOT/release-<version>-<hash of the torch it reuses>/, once;
+#     the torch of PERFGATE_PYTHON (else PYTHON, else python3) must be the release it was built for.
 #   otherwise: perfgate is built from the source tree this script belongs to (the action's own
 #     pinned commit, never the measured checkout) into
 #     $PERFGATE_INSTALL_ROOT/<hash of that source>/, once; later jobs with the same pinned
@@ -11,8 +15,51 @@
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
+harness=""
 if [ -n "${PERFGATE_BIN:-}" ]; then
   bin=$(command -v "$PERFGATE_BIN") || pg_die "input 'perfgate': $PERFGATE_BIN is not an executable"
+elif [ -n "${PERFGATE_VERSION:-}" ]; then
+  # The released wheel of this action's repository, in a venv of its own that reuses the torch of
+  # the runner's Python (PERFGATE_PYTHON, else PYTHON, else python3): a .pth file puts that torch's
+  # site-packages on the venv's path (pip sees torch installed), and links to its torch/ and
+  # nvidia/ sit where perfgate-runner's RPATH looks (site-packages beside perfgate/).
+  version=${PERFGATE_VERSION#v}
+  py=${PERFGATE_PYTHON:-${PYTHON:-python3}}
+  site=$("$py" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))') ||
+    pg_die "input 'perfgate-version': $py has no torch; the wheel runs on an installed torch (set PYTHON, the runner's Python with torch)"
+  root=${PERFGATE_INSTALL_ROOT:-${RUNNER_TOOL_CACHE:-$HOME/.cache}/perfgate}
+  dest="$root/release-$version-$(echo "$site" | sha256sum | cut -c1-12)"
+  mkdir -p "$root"
+  exec 9>"$root/.lock"
+  flock 9
+  if [ ! -f "$dest/complete" ]; then
+    repo=${PERFGATE_RELEASE_REPO:?the action passes github.action_repository}
+    url="${GITHUB_SERVER_URL:-https://github.com}/$repo/releases/download/v$version"
+    pg_log "installing the perfgate $version wheel from $url into $dest (once for this torch)"
+    rm -rf "$dest"
+    mkdir -p "$dest"
+    curl -fsSL --retry 3 -o "$dest/SHA256SUMS" "$url/SHA256SUMS" ||
+      pg_die "input 'perfgate-version': no release v$version of $repo ($url/SHA256SUMS)"
+    wheel=$(grep -oE "perfgate-$version-py3-none-manylinux[^ ]*\.whl" "$dest/SHA256SUMS" | head -1)
+    [ -n "$wheel" ] || pg_die "input 'perfgate-version': release v$version has no wheel in its SHA256SUMS"
+    curl -fsSL --retry 3 -o "$dest/$wheel" "$url/$wheel" || pg_die "cannot download $url/$wheel"
+    (cd "$dest" && grep -E " \*?$wheel\$" SHA256SUMS | sha256sum -c --quiet -) ||
+      pg_die "$wheel does not match the release's SHA256SUMS"
+    "$py" -m venv "$dest/venv"
+    vsite=$("$dest/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    echo "$site" >"$vsite/perfgate-torch.pth"
+    "$dest/venv/bin/python" -m pip install -q --no-index "$dest/$wheel" >&2
+    problem=$("$dest/venv/bin/python" -c 'import perfgate; print(perfgate.torch_problem() or "")')
+    [ -z "$problem" ] || pg_die "input 'perfgate-version': $problem"
+    for d in torch nvidia; do [ ! -d "$site/$d" ] || ln -s "$site/$d" "$vsite/$d"; done
+    mkdir -p "$dest/python"
+    cp "$vsite/perfgate_bench.py" "$dest/python/"
+    echo "$vsite/perfgate/bin/perfgate" >"$dest/bin"
+    touch "$dest/complete"
+  fi
+  exec 9>&-
+  bin=$(cat "$dest/bin")
+  harness="$dest/python"
 else
   src=$(cd "$PG_CI_DIR/.." && pwd)
   if [ ! -f "$src/CMakeLists.txt" ] || [ ! -f "$src/requirements.txt" ]; then
@@ -49,8 +96,7 @@ runner=$(dirname "$(realpath "$bin")")/perfgate-runner
 # measured code's PYTHONPATH (sandbox.sh), so a benchmark that imports perfgate_bench times with
 # the pinned copy, not with one the pull request edited. A source install has it in its tree; a
 # release carries it beside the binary (python/) or in share/perfgate/python.
-harness=""
-for dir in "$PG_CI_DIR/../python" "$(dirname "$(realpath "$bin")")/python" \
+for dir in ${harness:+"$harness"} "$PG_CI_DIR/../python" "$(dirname "$(realpath "$bin")")/python" \
   "$(dirname "$(realpath "$bin")")/../share/perfgate/python"; do
   if [ -f "$dir/perfgate_bench.py" ]; then
     harness=$(cd "$dir" && pwd)

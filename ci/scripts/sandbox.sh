@@ -55,9 +55,14 @@ pg_sandbox_env() {
     case $var in *TOKEN* | GITHUB_* | ACTIONS_*) pg_die "pass-env: $var is never passed to measured code" ;; esac
     if [ -n "${!var+x}" ]; then PG_SANDBOX_ENV+=("$var=${!var}"); fi
   done
-  # The trusted timing harness first (install.sh), before any PYTHONPATH pass-env names.
+  # The trusted timing harness first (install.sh), before any PYTHONPATH pass-env names; its
+  # harness_preload/sitecustomize.py loads it before a benchmark's own folder joins sys.path, so
+  # a perfgate_bench.py the pull request puts beside its benchmark is never imported.
   if [ -n "${PERFGATE_HARNESS_DIR:-}" ]; then
     local pythonpath=$PERFGATE_HARNESS_DIR
+    if [ -f "$PERFGATE_HARNESS_DIR/harness_preload/sitecustomize.py" ]; then
+      pythonpath=$PERFGATE_HARNESS_DIR/harness_preload:$pythonpath
+    fi
     case " $PERFGATE_PASS_ENV " in *" PYTHONPATH "*) pythonpath+=${PYTHONPATH:+:$PYTHONPATH} ;; esac
     PG_SANDBOX_ENV+=("PYTHONPATH=$pythonpath")
   fi
@@ -206,7 +211,7 @@ pg_bench() {
   local rc=0
   pg_untrusted "$repo" "$bin" run --config "$PG_SANDBOX/sweep.toml" --repo "$repo" \
     --db "$PG_SANDBOX/scratch.db" --json "$json" "${extra[@]}" "$@" || rc=$?
-  if ! pg_sandbox_read "$json" | (umask 077 && "$(pg_trusted_bin)" import --db "$db" -) >&2; then
+  if ! pg_sandbox_read "$json" | (umask 077 && "$(pg_trusted_bin)" import --fresh-uuids --db "$db" -) >&2; then
     pg_log "the run left no valid result ($json); nothing stored"
     [ "$rc" -ne 0 ] || rc=4
   fi

@@ -124,6 +124,11 @@ ProcessOutcome run_process(const ProcessSpec& spec,
   if (pid == 0) {
     // The supervisor: leader of the command's process group, it outlives perfgate by nothing.
     // Only async-signal-safe calls from here on (perfgate may have had threads).
+    // It inherited perfgate's SIGINT/SIGTERM handler (stop after the current cell, with its
+    // message): the SIGTERM that stops the command reaches this process too, and must neither
+    // look like the user interrupting perfgate nor end the supervisor before its shell.
+    ::signal(SIGTERM, SIG_IGN);
+    ::signal(SIGINT, SIG_IGN);
     ::setpgid(0, 0);
     struct sigaction die {};
     die.sa_handler = kill_own_group;
@@ -136,7 +141,10 @@ ProcessOutcome run_process(const ProcessSpec& spec,
     if (shell == 0) {
       // The shell: stdin/stdout/stderr on the pipes, default signal dispositions, in --repo.
       ::signal(SIGUSR1, SIG_DFL);
-      ::signal(SIGPIPE, SIG_DFL);  // perfgate ignores it; an ignored signal survives execve
+      // Ignored by perfgate or by the supervisor; an ignored signal survives execve.
+      ::signal(SIGPIPE, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
+      ::signal(SIGINT, SIG_DFL);
       ::prctl(PR_SET_PDEATHSIG, 0);
       ::dup2(in.fd[0], 0);
       ::dup2(stdout_pipe.fd[1], 1);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "common/inert_text.h"
 #include "runner/exec/exec_process.h"
 #include "runner/lm/gpu_table.h"
 #include "runner/lm/metrics.h"
@@ -14,7 +15,11 @@ namespace {
 
 const char* onoff(bool b) { return b ? "on" : "off"; }
 
-// The last lines of stderr, on one line, for a cell's reason.
+// The last lines of stderr, on one line, for a cell's reason: each line made inert
+// (common/inert_text.h), so a bare CR, an escape sequence or a workflow command the benchmark
+// prints stays text; the end is kept, where a traceback says what went wrong.
+constexpr size_t kStderrSummaryBytes = 1500;
+
 std::string stderr_summary(const std::string& tail) {
   std::vector<std::string> lines;
   size_t start = 0;
@@ -23,23 +28,33 @@ std::string stderr_summary(const std::string& tail) {
     if (end == std::string::npos) end = tail.size();
     std::string l = tail.substr(start, end - start);
     while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.pop_back();
-    if (!l.empty()) lines.push_back(std::move(l));
+    if (!l.empty()) lines.push_back(inert_text(l, kInertMessageChars));
     start = end + 1;
   }
   if (lines.empty()) return "";
   std::string out;
   for (size_t i = lines.size() > 6 ? lines.size() - 6 : 0; i < lines.size(); ++i)
     out += (out.empty() ? "" : " | ") + lines[i];
-  if (out.size() > 1500) out = "..." + out.substr(out.size() - 1500);
+  if (out.size() > kStderrSummaryBytes) {
+    size_t cut = out.size() - kStderrSummaryBytes;
+    while (cut < out.size() && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) ++cut;
+    out = "..." + out.substr(cut);
+  }
   return "; stderr: " + out;
 }
 
-CellResult failed(CellStatus status, std::string reason) {
+// Every reason of an exec cell holds the benchmark's text (its stderr, its own reason, a line it
+// printed): stored as one inert line at the message cap.
+CellResult failed(CellStatus status, const std::string& reason) {
   CellResult r;
   r.status = status;
-  r.reason = std::move(reason);
+  r.reason = inert_text(reason, kInertMessageChars);
   return r;
 }
+
+// A benchmark's own reason (an oom or error line) is capped well below the message cap, so the
+// stderr excerpt after it is kept.
+constexpr size_t kReportedReasonChars = 400;
 
 // The metrics of an exec cell: the same derivation as perfgate's own models, with the model's
 // sizes and FLOPs from the hello line; a metric whose input is missing is left out (null).
@@ -157,9 +172,9 @@ CellResult ExecCellRunner::measure(const CellKey& key, const MeasureOptions& opt
                     "{}, {} of {} repetitions); its process group was killed{}",
                     settings_.timeout_s, reader.lines(), reader.reps_seen(), opt.reps, err));
   if (reader.reported_failure()) {
-    CellResult r = failed(*reader.reported_failure(),
-                          "the benchmark reported: " + reader.reported_reason() + err);
-    return r;
+    return failed(*reader.reported_failure(),
+                  "the benchmark reported: " +
+                      inert_text(reader.reported_reason(), kReportedReasonChars) + err);
   }
   if (proc.end != End::exited || proc.exit_status != 0)
     return failed(
@@ -191,7 +206,7 @@ CellResult ExecCellRunner::measure(const CellKey& key, const MeasureOptions& opt
   r.samples = reader.samples();
   if (auto why = lm::sanity_failure(r.samples, opt.reps, key.gen_tokens)) {
     r.status = CellStatus::invalid;
-    r.reason = *why;
+    r.reason = inert_text(*why, kInertMessageChars);
     return r;
   }
   const bool cuda = key.device != "cpu";

@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#include <torch/version.h>
 #include <algorithm>
 #include <sstream>
 
@@ -62,6 +63,11 @@ std::optional<std::string> decode_program_disagreement(const at::Tensor& via_mod
 void check_aoti_cell(const CellKey& key, const ArtifactFile& file) {
   const ModelFacts& f = file.facts;
   const std::string what = package_label(file);
+  // Checked before anything loads it: another release's package fails to load, or crashes.
+  if (auto torch = f.exporter.find("torch"); torch != f.exporter.end())
+    if (auto why = torch_release_mismatch(torch->second, TORCH_VERSION))
+      throw UsageError(what + ": " + *why + " (exporter.torch in " + sidecar_path_of(file.path) +
+                       ")");
   if (!key.kv_cache)
     throw UsageError("--kv-cache off: " + what + " carries its own KV cache (use --kv-cache on)");
   if (f.dtype && *f.dtype != key.dtype)

@@ -10,6 +10,8 @@
 #include <set>
 
 #include "common/errors.h"
+#include "common/inert_text.h"
+#include "core/model_name.h"
 #include "runner/lm/presets.h"
 
 namespace pg::lm {
@@ -57,6 +59,32 @@ std::optional<T> positive_field(const json& j, const char* field, const std::str
 
 bool is_aoti_model(std::string_view model) { return model.starts_with(kAotiModelPrefix); }
 
+namespace {
+// "2.11" of "2.11.0+cu130", or nullopt for what does not start with MAJOR.MINOR.
+std::optional<std::string> major_minor(const std::string& v) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+    return i > from;
+  };
+  if (!digits() || i >= v.size() || v[i] != '.') return std::nullopt;
+  ++i;
+  if (!digits()) return std::nullopt;
+  return v.substr(0, i);
+}
+}  // namespace
+
+std::optional<std::string> torch_release_mismatch(const std::string& exported_by,
+                                                  const std::string& runner) {
+  const auto package = major_minor(exported_by), ours = major_minor(runner);
+  if (!package || !ours || *package == *ours) return std::nullopt;
+  return "it was exported by torch " + exported_by + " and this perfgate runs LibTorch " + runner +
+         ": a package loads only in the torch release that compiled it (" + *package + " is not " +
+         *ours + "); export it again with torch " + *ours + ", or run it with a perfgate built " +
+         "against torch " + *package;
+}
+
 std::string sidecar_path_of(const std::string& package_path) {
   fs::path p(package_path);
   return p.replace_extension(".json").string();
@@ -74,8 +102,11 @@ ModelFacts read_model_facts(const std::string& file) {
   if (!j.is_object()) throw UsageError("model sidecar '" + file + "' is not a JSON object");
   ModelFacts f;
   f.name = optional_field<std::string>(j, "name", file);
-  if (f.name && f.name->empty())
-    throw UsageError("model sidecar '" + file + "': field 'name' is empty");
+  // The series key, written by the code being measured: the --exec names' rule, and the refused
+  // value shown inert.
+  if (f.name && !is_model_name(*f.name))
+    throw UsageError("model sidecar '" + file + "': field 'name' ('" + inert_text(*f.name, 80) +
+                     "') is not a model name (" + std::string(kModelNameRule) + ")");
   f.dtype = optional_field<std::string>(j, "dtype", file);
   if (f.dtype && *f.dtype != "fp32" && *f.dtype != "fp16" && *f.dtype != "bf16")
     throw UsageError("model sidecar '" + file + "': dtype '" + *f.dtype +

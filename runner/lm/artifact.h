@@ -39,6 +39,13 @@ struct ModelFacts {
   std::map<std::string, std::string> exporter;  // e.g. torch, transformers versions
 };
 
+// An AOTInductor package loads only in the torch release (major.minor) that compiled it: its
+// kernels call that release's C shim. Why a package `exported_by` (the sidecar's exporter.torch,
+// e.g. "2.10.0") cannot run on LibTorch `runner` (e.g. "2.11.0+cu130"), naming both; nullopt when
+// they are one release, or when `exported_by` is not a version at all (nothing to compare).
+std::optional<std::string> torch_release_mismatch(const std::string& exported_by,
+                                                  const std::string& runner);
+
 // Reads and validates the sidecar; throws UsageError naming the file and the field.
 ModelFacts read_model_facts(const std::string& sidecar_path);
 std::string sidecar_path_of(const std::string& package_path);  // PATH.pt2 -> PATH.json

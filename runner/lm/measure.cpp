@@ -19,6 +19,7 @@
 #include "runner/lm/measure_testing.h"
 #include "runner/lm/metrics.h"
 #include "runner/lm/model_spec.h"
+#include "runner/lm/profile.h"
 #include "runner/lm/static_decode.h"
 
 namespace pg {
@@ -152,6 +153,14 @@ struct CellRunner::Impl {
       auto intervals = clock->intervals_ms();  // the repetition's only wait for the device
       if (rep >= opt.warmup) record(intervals, per_step, G, r.samples);
     }
+    capture_memory_peak(device);
+    if (opt.profile)
+      r.profile = profile_sequence(device, static_cast<size_t>(G) + 1, [&](StepClock& c) {
+        GenerateOptions profiled = g;
+        profiled.clock = &c;
+        profiled.mark_each_step = true;
+        generate(m, prompt, profiled);
+      });
     return cell_cost(m.cfg, key);
   }
 
@@ -175,6 +184,10 @@ struct CellRunner::Impl {
         r.reason = *why;
       }
     }
+    capture_memory_peak(device);
+    if (opt.profile && r.status != CellStatus::invalid)
+      r.profile = profile_sequence(device, static_cast<size_t>(key.gen_tokens) + 1,
+                                   [&](StepClock& c) { m.run_repetition(c, true); });
     return m.cost(key);
   }
 
@@ -186,6 +199,12 @@ struct CellRunner::Impl {
       rss_before = max_rss_bytes();
   }
   int64_t rss_before = 0;
+  // Read right after the timed repetitions, so that the profile's own allocations never count.
+  void capture_memory_peak(const at::Device& device) {
+    memory_peak = device.is_cuda() ? cuda_peak_allocated(device.index())
+                                   : std::max<int64_t>(0, max_rss_bytes() - rss_before);
+  }
+  int64_t memory_peak = 0;
 
   void measure(const CellKey& key, const MeasureOptions& opt, CellResult& r) {
     c10::InferenceMode inference;
@@ -208,11 +227,8 @@ struct CellRunner::Impl {
     r.metrics = derive_metrics(key, r.samples, cost, peaks);
     if (packaged)
       for (const auto& name : aoti->metrics_to_drop()) r.metrics.erase(name);
-    if (device.is_cuda())
-      r.metrics["peak_alloc_bytes"] = static_cast<double>(cuda_peak_allocated(device.index()));
-    else
-      r.metrics["peak_rss_growth_bytes"] =
-          static_cast<double>(std::max<int64_t>(0, max_rss_bytes() - rss_before));
+    r.metrics[device.is_cuda() ? "peak_alloc_bytes" : "peak_rss_growth_bytes"] =
+        static_cast<double>(memory_peak);
   }
 };
 
@@ -230,6 +246,7 @@ CellResult CellRunner::run(const CellKey& key, const MeasureOptions& opt) {
     r.reason = reason;
     r.metrics.clear();
     r.samples = {};
+    r.profile.reset();
   };
   try {
     impl_->measure(key, opt, r);

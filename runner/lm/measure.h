@@ -15,6 +15,9 @@ struct MeasureOptions {
   int64_t seed = 0;
   std::optional<double> peak_bw_gbps;  // overrides the known-GPU table (MBU)
   std::optional<double> peak_tflops;   // overrides the known-GPU table (MFU)
+  // One untimed prefill + decode sequence under the profiler after the timed repetitions
+  // (CellResult::profile; docs/METRICS.md, "The profile").
+  bool profile = true;
 };
 
 // Keeps the last loaded model so that consecutive cells of one model/dtype/device reuse it.

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "common/errors.h"
+#include "runner/lm/model_testing.h"
 
 namespace pg::lm {
 namespace {
@@ -132,6 +133,7 @@ at::Tensor run_layers(const Model& m, at::Tensor x, const at::Tensor& cos, const
                  .reshape({B * T, D});
     add_dense_(x, y, w.proj_w, w.proj_b);
     add_dense_(x, mlp_hidden(m, w, norm(m, x, w.ln2_w, w.ln2_b)), w.fc2_w, w.fc2_b);
+    if (&testing::after_layer) testing::after_layer(x);  // null outside test binaries
 #if defined(PERFGATE_EXTRA_COPY_EVERY) && PERFGATE_EXTRA_COPY_EVERY > 0
     // Calibration builds only (runner/CMakeLists.txt): one extra copy kernel, a genuine slowdown.
     if (l % PERFGATE_EXTRA_COPY_EVERY == 0) x = x.clone();

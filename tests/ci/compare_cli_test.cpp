@@ -354,5 +354,39 @@ TEST_F(CompareCli, ChangesFindsAStepInHistory) {
   EXPECT_NE(bad.err.find("--metric"), std::string::npos);
 }
 
+// A commit subject and a model name come from the measured repository: `perfgate changes` prints
+// them as one inert line each (docs/FORMATS.md, "Text from measured code").
+TEST_F(CompareCli, ChangesPrintsTextFromTheRepositoryOnOneInertLine) {
+  {
+    Store s(db);
+    CellKey key = keys[0];
+    key.model = "m\n::error::model";
+    for (int i = 0; i < 12; ++i) {
+      std::string sha = test::git_commit(repo, "h.txt", std::to_string(i), "h" + std::to_string(i));
+      pg::Run run =
+          test::synthetic_run(sha, {key}, noisy(i < 6 ? 1.0 : 1.3, 10, 100 + i), test::cpu_env());
+      run.git.time = "2025-01-01T00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + ":00Z";
+      run.git.subject = "step\r::warning::subject \x1b[2J##[error]x";
+      s.import_run(run);
+    }
+  }
+  auto text = run_command({PERFGATE_BIN, "changes", "--db", db});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("1 change point"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find('\r'), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("##["), std::string::npos) << text.out;
+  std::istringstream lines(text.out);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_NE(
+        line.substr(line.find_first_not_of(' ') == std::string::npos ? 0
+                                                                     : line.find_first_not_of(' '))
+            .rfind("::", 0),
+        0u)
+        << line;
+  EXPECT_NE(text.out.find("step\\r::warning::subject \\x1B[2J##\\[error]x"), std::string::npos)
+      << text.out;
+}
+
 }  // namespace
 }  // namespace pg

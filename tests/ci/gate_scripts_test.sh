@@ -288,8 +288,31 @@ runs_after=$(server_runs || echo 0)
 check "push: the run reached the server ($runs_before -> $runs_after runs of main there)" \
   [ "$runs_after" -gt "$runs_before" ]
 check "push: summary written" has "$push_job/summary.md" "stored 1 run(s)"
+check "push: the store it created is private (mode 600)" [ "$(stat -c %a "$store")" = 600 ]
 check "push: the token is in no file the job left" bash -c "! grep -rqs s3cret-ingest-token '$push_job'"
 [ "$prc" -eq 0 ] || cat "$push_job/log"
+
+# A push whose benchmark is broken (pr-broken's commit: every cell runs out of memory) stores
+# nothing the trend can use: the job fails and its summary says why.
+git -C "$proj" checkout -q pr-broken
+broken_job="$tmp/job-push-broken"
+mkdir -p "$broken_job"
+(
+  export GITHUB_OUTPUT="$broken_job/output" GITHUB_STEP_SUMMARY="$broken_job/summary.md"
+  export PERFGATE_SWEEP=perf/sweep.toml PERFGATE_CHECKOUT="$proj" PERFGATE_DB="$tmp/broken-store.db" \
+    PERFGATE_WORK="$broken_job/work" PERFGATE_BUILD_COMMAND=./build.sh PERFGATE_PREPARE=./prepare.sh \
+    PERFGATE_PASS_ENV=PERFGATE_REAL PERFGATE_RUN_ARGS=--quiet PERFGATE_BIN="$PERFGATE_REAL"
+  cd "$tmp"
+  status=0
+  "$trusted/ci/scripts/main_bench.sh" || status=$?
+  "$trusted/ci/scripts/cleanup.sh"
+  exit "$status"
+) >"$broken_job/log" 2>&1 && brc=0 || brc=$?
+git -C "$proj" checkout -q main
+check "push (broken benchmark): the job fails (exit $brc)" [ "$brc" -ne 0 ]
+check "push (broken benchmark): the summary says so, with the first failure" \
+  bash -c "grep -q 'is broken' '$broken_job/summary.md' && grep -q \"can't allocate memory\" '$broken_job/summary.md'"
+[ "$brc" -ne 0 ] || cat "$broken_job/log" "$broken_job/summary.md"
 
 # --- pr_submit.sh sends pr-slow's gate result (after its cleanup), with the token, only under run-as
 submit_pr() { # submit_pr RUN_AS: pr_submit.sh on pr-slow's finished job, as the action's last step

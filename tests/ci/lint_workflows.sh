@@ -75,7 +75,8 @@ done < <(grep -rnE '^\s*(-\s+)?uses:\s*[^ ]' "${workflows[@]}" "${actions[@]}" R
 
 for f in "${workflows[@]}" "${actions[@]}"; do
   dir=$(dirname "$f")
-  # Scripts named by repository path (ci/scripts/x.sh, scripts/setup.sh, tests/ci/y.sh).
+  # Scripts named by repository path (ci/scripts/x.sh, scripts/setup.sh, tests/ci/y.sh,
+  # packaging/build_tarball.sh).
   while read -r script; do
     [ -n "$script" ] || continue
     script=${script#trusted/}
@@ -84,7 +85,7 @@ for f in "${workflows[@]}" "${actions[@]}"; do
     elif [ ! -x "$script" ]; then
       fail "$f calls $script, which is not executable"
     fi
-  done < <(grep -v '^\s*#' "$f" | grep -oE '(^|[ "])(trusted/)?(ci|scripts|tests|bench)/[A-Za-z0-9_./-]+\.sh' |
+  done < <(grep -v '^\s*#' "$f" | grep -oE '(^|[ "])(trusted/)?(ci|scripts|tests|bench|packaging)/[A-Za-z0-9_./-]+\.sh' |
     sed -E 's#^[ "]##' | sort -u || true)
   # Scripts named relative to the action: "$GITHUB_ACTION_PATH/../scripts/x.sh".
   # shellcheck disable=SC2016  # the literal text $GITHUB_ACTION_PATH is what is searched for

@@ -127,6 +127,27 @@ check "the later job measures its own model, untouched" has "$tmp/job2.out" "GOO
 check "... and nothing from the earlier job is running" none_alive
 pg_sandbox_destroy
 
+# --- the timing harness: the pinned perfgate's, whatever the checkout holds ---------------------
+# A pull request adds its own perfgate_bench.py beside its benchmark (one that divides every time
+# by 4, say); with the trusted harness on PYTHONPATH (install.sh sets PERFGATE_HARNESS_DIR), the
+# benchmark imports the pinned one all the same. The system's Python, which every user can run.
+if [ -x /usr/bin/python3 ]; then
+  export PERFGATE_HARNESS_DIR="$root/python" # read by sandbox.sh
+  pg_sandbox_create
+  # shellcheck disable=SC2016  # expands in the sandbox's shell
+  pg_untrusted "$PG_SANDBOX" bash -c 'mkdir -p pr && cd pr &&
+    echo "raise SystemExit(\"the pull request'"'"'s harness ran\")" >perfgate_bench.py &&
+    printf "import perfgate_bench\nprint(\"HARNESS:\", perfgate_bench.__file__)\n" >bench.py &&
+    /usr/bin/python3 bench.py' >"$tmp/harness.out" 2>&1
+  check "a benchmark imports the pinned perfgate_bench.py, not the one beside it" \
+    has "$tmp/harness.out" "HARNESS: $root/python/perfgate_bench.py"
+  [ "$failures" -eq 0 ] || cat "$tmp/harness.out"
+  pg_sandbox_destroy
+  unset PERFGATE_HARNESS_DIR
+else
+  echo "ok   - /usr/bin/python3 is missing: the harness check needs a Python every user can run"
+fi
+
 # --- the container's shape ---------------------------------------------------------------------
 pg_sandbox_create
 # shellcheck disable=SC2016  # expands in the sandbox's shell

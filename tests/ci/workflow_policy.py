@@ -13,9 +13,15 @@ docs/OPERATORS.md show it, byte for byte, as the ```yaml block after the line
 `<!-- lint: copy-paste workflow -->`; `--write` regenerates those blocks from the file.
 
 Rules (docs/OPERATORS.md, "The trust model", explains why each holds):
-  triggers            only push, workflow_dispatch, schedule, pull_request, pull_request_target
-  permissions         `permissions: {}` at the top; every job names its own, none of them write;
-                      a pull_request_target job gets contents: read (and actions: read) only
+  triggers            only push (of branches or tags), workflow_dispatch, schedule, pull_request,
+                      pull_request_target
+  permissions         `permissions: {}` at the top; every job names its own, none of them write
+                      (but a release's, below); a pull_request_target job gets contents: read
+                      (and actions: read) only
+  release             a workflow whose only trigger is a push of tags (a release) may give a job
+                      contents, packages, id-token or attestations: write (publishing a release,
+                      its image and its provenance), and only a job on a GitHub-hosted runner in
+                      a fixed environment (required reviewers, deployment tags v*)
   concurrency         a workflow-level group; with pull request triggers the group holds the
                       pull request's number and cancel-in-progress is true for pull request
                       events (one gate per pull request); never true for a push that runs a
@@ -64,6 +70,9 @@ FORK_ENV = "perfgate-fork-pr"
 KNOWN_EVENTS = {"push", "workflow_dispatch", "schedule", "pull_request", "pull_request_target"}
 UNTRUSTED_EVENTS = ("pull_request",)  # the pull request's own copy of the workflow runs
 PR_EVENTS = ("pull_request", "pull_request_target")
+# What a release job (a workflow run only by pushed tags) may write: the release and its assets,
+# the image, and the provenance (an OIDC token to sign it, and the attestation).
+RELEASE_WRITE_SCOPES = {"contents", "packages", "id-token", "attestations"}
 SHA = re.compile(r"^[0-9a-f]{40}$")
 DIGEST = re.compile(r"^docker://[^@]+@sha256:[0-9a-f]{64}$")
 PERFGATE_ACTION = re.compile(r"(^|/)ci/action(@[0-9a-f]{40})?$")
@@ -167,9 +176,25 @@ def _check_pinned(label, doc, findings):
             findings.add(label, "pinned", f"job {name}: {ref} is not pinned by a full commit SHA")
 
 
+def _is_tag_release(doc):
+    """True when the workflow runs only on pushed tags (no branch, no other event)."""
+    on = doc["on"]
+    if not isinstance(on, dict) or set(on) != {"push"} or not isinstance(on["push"], dict):
+        return False
+    push = on["push"]
+    return bool(push.get("tags")) and not any(k in push for k in ("branches", "branches-ignore"))
+
+
+def _fixed_environment(job):
+    env = job.get("environment")
+    env_name = env.get("name") if isinstance(env, dict) else env
+    return env_name if isinstance(env_name, str) and env_name and "${{" not in env_name else None
+
+
 def _check_permissions(label, doc, events, findings):
     if doc.get("permissions", "absent") != {}:
         findings.add(label, "permissions", "the workflow must start from `permissions: {}`")
+    release = _is_tag_release(doc)
     for name, job in doc["jobs"].items():
         perms = job.get("permissions")
         if not isinstance(perms, dict):
@@ -177,8 +202,18 @@ def _check_permissions(label, doc, events, findings):
                          f"job {name}: names no permissions of its own (a mapping, never read-all/write-all)")
             continue
         for scope, level in perms.items():
-            if level not in ("read", "none"):
+            if level in ("read", "none"):
+                continue
+            if not release:
                 findings.add(label, "permissions", f"job {name}: {scope}: {level} (nothing may write)")
+            elif level != "write" or scope not in RELEASE_WRITE_SCOPES:
+                findings.add(label, "release", f"job {name}: {scope}: {level} (a release writes only"
+                             f" {', '.join(sorted(RELEASE_WRITE_SCOPES))})")
+            elif _is_self_hosted(job):
+                findings.add(label, "release", f"job {name}: writes {scope} on a self-hosted runner")
+            elif _fixed_environment(job) is None:
+                findings.add(label, "release",
+                             f"job {name}: writes {scope} outside a fixed environment (required reviewers)")
         if "pull_request_target" in events and _reachable(job, "pull_request_target"):
             extra = {k: v for k, v in perms.items() if v != "none" and (k, v) not in
                      (("contents", "read"), ("actions", "read"))}

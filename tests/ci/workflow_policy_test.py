@@ -130,10 +130,37 @@ MUTATIONS = [
 ]
 
 
+RELEASE = (ROOT / ".github/workflows/release.yml").read_text()
+PUBLISH_PERMS = "    permissions:\n      contents: write                          # the GitHub release and its files\n"
+# (what the mutation does, the rule that must catch it, a function of release.yml's text)
+RELEASE_MUTATIONS = [
+    ("a release that pull requests also run writes", "permissions",
+     sub('    tags: ["v[0-9]+.[0-9]+.[0-9]+*"]\n', '    tags: ["v[0-9]+.[0-9]+.[0-9]+*"]\n  pull_request:\n')),
+    ("a release that a push to a branch also runs writes", "permissions",
+     sub('    tags: ["v[0-9]+.[0-9]+.[0-9]+*"]\n', '    tags: ["v[0-9]+.[0-9]+.[0-9]+*"]\n    branches: [main]\n')),
+    ("a release job writes outside an environment", "release",
+     sub("      attestations: write\n    environment: release\n    steps:",
+         "      attestations: write\n    steps:")),
+    ("a release job writes pull requests", "release",
+     sub(PUBLISH_PERMS, PUBLISH_PERMS + "      pull-requests: write\n")),
+    ("a release job writes on a self-hosted runner", "release",
+     sub("    needs: [packages, image]\n    runs-on: ubuntu-latest\n",
+         "    needs: [packages, image]\n    runs-on: [self-hosted, gpu]\n")),
+    ("a release's build job writes", "release",
+     sub("    timeout-minutes: 90\n    permissions:\n      contents: read\n",
+         "    timeout-minutes: 90\n    permissions:\n      contents: write\n")),
+]
+
+
 def test_policy():
     clean = findings_for(CANONICAL, policy.CANONICAL)
     check("the canonical workflow keeps the policy", not clean.items, clean.items)
-    for rel in (".github/workflows/perfgate.yml", ".github/workflows/lint.yml"):
+    for name, rule, mutate in RELEASE_MUTATIONS:
+        text = mutate(RELEASE)
+        yaml.safe_load(text)
+        found = findings_for(text)
+        check(f"[{rule}] {name}", rule in found.rules(), f"found only {sorted(found.rules()) or 'nothing'}")
+    for rel in (".github/workflows/perfgate.yml", ".github/workflows/lint.yml", ".github/workflows/release.yml"):
         found = findings_for((ROOT / rel).read_text(), rel)
         check(f"{rel} keeps the policy", not found.items, found.items)
     for name, rule, mutate in MUTATIONS:

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "e2e_process.h"
+#include "runner/lm/artifact.h"
 #include "runner/lm/tests/lm_test_util.h"
 
 namespace {
@@ -98,6 +100,42 @@ TEST_F(ArtifactPaths, MissingFileNamesTheCheckoutItWasLookedFor) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--model"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("resolve against --repo"), std::string::npos) << r.err;
+}
+
+// An AOTInductor package whose sidecar says another torch release exported it is refused before
+// it is loaded (it would fail to load, or crash): exit 2, both versions named, nothing stored.
+// The .pt2 here is not a package at all, so any attempt to load it would show as an error cell.
+TEST(ExportedPackages, AnotherTorchReleaseIsRefusedNamingBothVersions) {
+  TempDir repo, work;
+  pgtest::git(repo.path(), {"init", "-q"});
+  pgtest::write_file(repo.path() / "old.pt2", "not a package: never loaded");
+  pgtest::write_file(repo.path() / "old.json",
+                     R"({"name": "old", "batch_size": 1, "exporter": {"torch": "2.10.0"}})");
+  const std::string db = (work.path() / "runs.db").string();
+  auto r = pgtest::run({kPerfgate, "run", "--model", "aoti:old.pt2", "--device", "cpu",
+                        "--batch-sizes", "1", "--seq-lens", "4", "--gen-tokens", "2", "--reps", "2",
+                        "--db", db, "--repo", repo.str(), "--quiet"},
+                       {work.str(), {}, "/dev/null"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  // Both versions: the package's, and the LibTorch this runner was built with (and loads).
+  EXPECT_TRUE(std::regex_search(
+      r.err,
+      std::regex(R"(exported by torch 2\.10\.0 and this perfgate runs LibTorch (\d+\.\d+)[^:]*: )"
+                 R"(.*\(2\.10 is not \1\); export it again with torch \1\b)")))
+      << r.err;
+  EXPECT_NE(r.err.find("old.json"), std::string::npos) << "names the sidecar it read: " << r.err;
+  EXPECT_FALSE(std::filesystem::exists(db)) << "refused before anything is stored";
+}
+
+TEST(ExportedPackages, TorchReleasesCompareByMajorAndMinor) {
+  using pg::lm::torch_release_mismatch;
+  EXPECT_FALSE(torch_release_mismatch("2.11.0", "2.11.0+cu130"));
+  EXPECT_FALSE(torch_release_mismatch("2.11.1+cpu", "2.11.0")) << "a patch release loads it";
+  EXPECT_FALSE(torch_release_mismatch("a nightly", "2.11.0")) << "no version: nothing to compare";
+  const auto why = torch_release_mismatch("2.12.0.dev20260101", "2.11.0");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("2.12 is not 2.11"), std::string::npos) << *why;
+  EXPECT_TRUE(torch_release_mismatch("2.1.0", "2.11.0")) << "2.1 is not 2.11";
 }
 
 }  // namespace

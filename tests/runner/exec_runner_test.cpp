@@ -138,6 +138,32 @@ TEST(ExecRunner, OutputThatStopsEarlyIsAnError) {
             "repetitions)");
 }
 
+// The benchmark's own text (stderr, a reported reason) is stored as one inert line: a bare CR
+// would let it print its own workflow command in a GitHub job log (docs/FORMATS.md, "Text from
+// measured code").
+TEST(ExecRunner, StderrAndReportedReasonsAreStoredAsOneInertLine) {
+  const auto crash = run_script(
+      "printf 'loading 10%%\\rloading 99%%\\r::warning::pwned\\033[2J\\n##[error]x\\n' >&2; "
+      "exit 1\n");
+  ASSERT_EQ(crash.status, CellStatus::error);
+  const auto reported = run_script(
+      "echo '" + std::string(kHello) +
+      "'; printf '%s\\n' "
+      "'{\"type\":\"error\",\"reason\":\"bad\\r::error::x\\n::notice::y \\u001b[31m\"}'\n");
+  ASSERT_EQ(reported.status, CellStatus::error);
+  for (const auto& r : {crash, reported}) {
+    const std::string reason = r.reason.value_or("");
+    for (char c : {'\r', '\n', '\x1b'})
+      EXPECT_EQ(reason.find(c), std::string::npos) << int(c) << " in " << reason;
+    EXPECT_EQ(reason.find("##["), std::string::npos) << reason;
+  }
+  EXPECT_EQ(crash.reason.value_or(""),
+            "the command exited with status 1 (after stdout line 0, 0 of 2 repetitions); stderr: "
+            "loading 10%\\rloading 99%\\r::warning::pwned\\x1B[2J | ##\\[error]x");
+  EXPECT_EQ(reported.reason.value_or(""),
+            "the benchmark reported: bad\\r::error::x\\n::notice::y \\x1B[31m");
+}
+
 TEST(ExecRunner, AnOomLineMakesAnOomCell) {
   const auto r = run_script("echo '" + std::string(kHello) +
                             "'; echo '{\"type\":\"oom\",\"reason\":\"CUDA out of memory\"}'\n");

@@ -92,6 +92,28 @@ TEST(Progress, PlainLinesWhenNotATerminal) {
   EXPECT_TRUE(l3.ends_with("(run 7, complete)")) << l3;
 }
 
+// A model name or a reason from measured code is one inert line in the log (docs/FORMATS.md,
+// "Text from measured code"): no line break, no CR, no escape sequence, no workflow command.
+TEST(Progress, TextFromMeasuredCodeStaysOnItsLine) {
+  CapturedFile f;
+  ProgressReporter p(f.get(), false);
+  CellKey k = key(1, 8);
+  k.model = "m\n::error::pwned";
+  p.sweep_started({k});
+  CellResult failed;
+  failed.key = k;
+  failed.status = CellStatus::error;
+  failed.reason = "boom\r::warning::x \x1b[2J ##[error]y";
+  p.cell_finished(0, failed, 0.1);
+  const std::string out = f.text();
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find("##["), std::string::npos) << out;
+  EXPECT_EQ(out,
+            "[1/1] m\\n::error::pwned fp32 B=1 P=8 gen=4 kv=on math graphs=off cpu: error "
+            "(boom\\r::warning::x \\x1B[2J ##\\[error]y) (0.1 s)\n");
+}
+
 TEST(Progress, RedrawnBarOnATerminal) {
   CapturedFile f;
   ProgressReporter p(f.get(), true);
@@ -151,6 +173,19 @@ TEST(Table, AlignedColumnsAndDashesForMissingNumbers) {
   const size_t status_at = lines[0].find("status");
   EXPECT_EQ(lines[1].substr(status_at, 2), "ok");
   EXPECT_EQ(lines[2].substr(status_at, 3), "oom");
+}
+
+TEST(Table, AModelNameFromMeasuredCodeIsOneInertLine) {
+  pg::Run run;
+  CellResult c = ok_cell(key(1, 8), 0.5);
+  c.key.model = "x\n::error::pwned";
+  run.cells.push_back(c);
+  const std::string table = format_cell_table(run);
+  std::istringstream in(table);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 2u) << table;
+  EXPECT_TRUE(lines[1].starts_with("x\\n::error::pwned ")) << table;
 }
 
 TEST(Text, Formats) {

@@ -118,6 +118,26 @@ TEST_F(Cli, RunsPrintsAnAlignedTable) {
   EXPECT_EQ(lines[2].find("incomplete"), col);
 }
 
+// A branch name or a device comes from the measured checkout or an ingested run: one inert line
+// in the table (docs/FORMATS.md, "Text from measured code").
+TEST_F(Cli, RunsPrintsStoredTextOnOneInertLine) {
+  {
+    Store s(dir_.file("x.db"));
+    pg::Run run = test::sample_run();
+    run.git.branch = "b\n::error::branch";
+    run.env["device"] = "gpu\r::warning::dev \x1b[2J##[error]x";
+    s.import_run(run);
+  }
+  const Result r = perfgate("runs --db x.db");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::vector<std::string> lines;
+  std::string line;
+  for (std::istringstream in(r.out); std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_NE(lines[1].find("b\\n::error::branch"), std::string::npos) << r.out;
+  EXPECT_NE(lines[1].find("gpu\\r::warning::dev \\x1B[2J##\\[error]x"), std::string::npos) << r.out;
+}
+
 TEST_F(Cli, NeverCreatesADatabase) {
   for (const char* args : {"runs", "export --format json", "runs --db other.db"}) {
     const Result r = perfgate(args);

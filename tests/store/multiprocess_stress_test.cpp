@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -115,12 +116,16 @@ TEST(MultiProcessStress, ServeRunnersIngestBackupAndSigtermShareOneFile) {
     }
   });
 
-  // --- ingest: distinct runs POSTed with the token; a failed connection is retried (the store
-  // dedupes by content, so a retry of a run that did land is acknowledged with its old id).
+  // --- ingest: distinct runs POSTed with the token; a failed connection is retried (each run
+  // carries its uuid, so a retry of a run that did land is acknowledged with its old id).
   std::map<int, int64_t> ingested;  // variant -> acknowledged id
   std::thread ingester([&] {
     for (int v = 1; v <= kIngests; ++v) {
-      const std::string body = runs_to_json({test::sample_run(v)}, true);
+      pg::Run run = test::sample_run(v);
+      char uuid[33];
+      std::snprintf(uuid, sizeof uuid, "%032x", v);
+      run.uuid = uuid;
+      const std::string body = runs_to_json({run}, true);
       const auto deadline = std::chrono::steady_clock::now() + 60s;
       while (std::chrono::steady_clock::now() < deadline) {
         httplib::Client c("127.0.0.1", port);

@@ -88,8 +88,8 @@ TEST(Store, MigratesAnEmptyFileToTheCurrentSchema) {
 }
 
 TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
-  // A database as perfgate wrote it before schema step 3 (view cache) and 4 (git remote): the
-  // migration must run on an existing WAL database with runs, not only on a fresh file.
+  // A database as perfgate wrote it before schema step 3 (view cache), 4 (git remote) and later
+  // ones: the migration must run on an existing WAL database with runs, not only on a fresh file.
   TempDir dir;
   const std::string path = dir.file("old.db");
   {
@@ -97,7 +97,10 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
     write_run(s, test::sample_run());
   }
   raw_exec(path,
+           "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
+           "DROP TABLE profile_names; "
            "DROP TABLE gate_result_events; DROP TABLE gate_results; DROP TABLE view_cache; "
+           "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; "
            "ALTER TABLE runs DROP COLUMN git_remote; PRAGMA user_version = 2");
   Store s(path);
   EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
@@ -105,6 +108,37 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
   EXPECT_EQ(test::query_int(s, "SELECT count(*) FROM view_cache"), 0);
   EXPECT_EQ(test::query_int(s, "SELECT count(*) FROM runs WHERE git_remote IS NULL"), 1);
   EXPECT_EQ(test::query_int(s, "SELECT count(*) FROM gate_results"), 0);
+  EXPECT_EQ(test::query_int(s, "SELECT count(*) FROM runs WHERE length(uuid) = 32"), 1);
+}
+
+// Step 6 gives every run a uuid, its identity on ingest: runs stored before it get fresh ones,
+// each its own, and keep everything else.
+TEST(Store, MigratesAVersion5StoreGivingEveryRunItsOwnUuid) {
+  TempDir dir;
+  const std::string path = dir.file("v5.db");
+  {
+    Store s(path);
+    write_run(s, test::sample_run());
+    write_run(s, test::sample_run());  // byte-identical: two runs all the same
+  }
+  raw_exec(path,
+           "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
+           "DROP TABLE profile_names; "
+           "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; PRAGMA user_version = 5");
+  Store s(path);
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
+  EXPECT_EQ(s.run_count(), 2);
+  EXPECT_EQ(test::query_int(s, "SELECT count(DISTINCT uuid) FROM runs"), 2);
+  EXPECT_EQ(test::query_int(s,
+                            "SELECT count(*) FROM runs WHERE length(uuid) = 32 AND uuid NOT "
+                            "GLOB '*[^0-9a-f]*'"),
+            2);
+  EXPECT_EQ(s.load_run(1)->cells.size(), 3u);
+  // A uuid is unique in the store.
+  sqlite3* db = s.handle();
+  EXPECT_NE(sqlite3_exec(db, "UPDATE runs SET uuid = (SELECT uuid FROM runs WHERE id = 1)", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
 }
 
 struct ForeignFile {

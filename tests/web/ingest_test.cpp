@@ -1,5 +1,5 @@
-// POST /api/v1/runs: authentication, limits, validation, atomicity and dedupe, each against its
-// own database and live server.
+// POST /api/v1/runs: authentication, limits, validation, atomicity and idempotency by the run's
+// uuid, each against its own database and live server.
 #include <gtest/gtest.h>
 
 #include "store/run_json.h"
@@ -51,7 +51,9 @@ class Ingest : public ::testing::Test {
 
 TEST_F(Ingest, StoresANewRunAnd201ThenTheSameRunIsNotDuplicated) {
   const int64_t before = stored_runs();
-  auto r = post(doc({new_run(1)}));
+  pg::Run sent = new_run(1);
+  sent.uuid = "00112233445566778899aabbccddeeff";  // as perfgate run --submit sends it
+  auto r = post(doc({sent}));
   ASSERT_EQ(r->status, 201) << r->body;
   auto j = nlohmann::json::parse(r->body);
   ASSERT_EQ(j["runs"].size(), 1u);
@@ -59,11 +61,13 @@ TEST_F(Ingest, StoresANewRunAnd201ThenTheSameRunIsNotDuplicated) {
   const int64_t id = j["runs"][0]["id"];
   EXPECT_EQ(stored_runs(), before + 1);
 
-  auto again = post(doc({new_run(1)}));
+  auto again = post(doc({sent}));  // a retry after a timeout
   ASSERT_EQ(again->status, 200) << again->body;
   auto j2 = nlohmann::json::parse(again->body);
   EXPECT_FALSE(j2["runs"][0]["inserted"]);
   EXPECT_EQ(j2["runs"][0]["id"], id);
+  EXPECT_EQ(j2["inserted"], 0);
+  EXPECT_EQ(j2["duplicates"], 1);
   EXPECT_EQ(stored_runs(), before + 1);
 
   // Round trip: what the API returns is what was sent (ids aside).
@@ -71,12 +75,31 @@ TEST_F(Ingest, StoresANewRunAnd201ThenTheSameRunIsNotDuplicated) {
   auto got = c->Get("/api/v1/runs/" + std::to_string(id));
   auto back = runs_from_json(got->body, "response");
   ASSERT_EQ(back.size(), 1u);
-  const pg::Run sent = new_run(1);
+  EXPECT_EQ(back[0].uuid, sent.uuid);
   EXPECT_EQ(back[0].git.commit, sent.git.commit);
   EXPECT_EQ(back[0].git.subject, sent.git.subject);
   ASSERT_EQ(back[0].cells.size(), sent.cells.size());
   EXPECT_EQ(back[0].cells[1].samples.decode_ms, sent.cells[1].samples.decode_ms);
   EXPECT_EQ(back[0].cells[1].metrics, sent.cells[1].metrics);
+}
+
+// Content equality is not identity: two byte-identical runs without a uuid are two runs (a
+// constant synthetic benchmark, a deterministic one), each stored with a uuid of its own.
+TEST_F(Ingest, IdenticalRunsWithoutAUuidAreTwoRuns) {
+  const int64_t before = stored_runs();
+  const std::string body = doc({new_run(1)});
+  auto first = post(body);
+  auto second = post(body);
+  ASSERT_EQ(first->status, 201) << first->body;
+  ASSERT_EQ(second->status, 201) << second->body;
+  const auto a = nlohmann::json::parse(first->body)["runs"][0];
+  const auto b = nlohmann::json::parse(second->body)["runs"][0];
+  EXPECT_TRUE(a["inserted"]);
+  EXPECT_TRUE(b["inserted"]);
+  EXPECT_NE(a["id"], b["id"]);
+  EXPECT_EQ(stored_runs(), before + 2);
+  Store s(db_);
+  EXPECT_NE(s.load_run(a["id"])->uuid, s.load_run(b["id"])->uuid);
 }
 
 TEST_F(Ingest, ABodyWithoutJsonContentTypeIsStillADocument) {

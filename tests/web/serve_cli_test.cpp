@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <sstream>
 
 #include "store/run_json.h"
 #include "store/store.h"
@@ -50,6 +51,26 @@ TEST_F(ServeCli, ServesLogsOneLinePerRequestAndStopsCleanlyOnSigterm) {
   p.signal(SIGTERM);
   EXPECT_EQ(p.wait_exit(), 0) << p.stderr_text();
   EXPECT_NE(p.stderr_text().find("SIGTERM received"), std::string::npos) << p.stderr_text();
+}
+
+// A client's path reaches the request log as one inert line (docs/FORMATS.md, "Text from
+// measured code"): the log may be a CI job's, read for workflow commands.
+TEST_F(ServeCli, TheRequestLogPrintsAClientsPathInert) {
+  ServeProcess p({"--db", db_, "--port", "0"}, log_file("inert"));
+  const int port = p.wait_listening();
+  ASSERT_GT(port, 0) << p.stderr_text();
+  httplib::Client c("127.0.0.1", port);
+  // "#" and "[" percent-encoded: a raw "#" would start the URL's fragment, never sent.
+  ASSERT_TRUE(c.Get("/api/v1/runs/x%0A::error::pwned%1B%5B2J%20%23%23%5Berror%5Dy"));
+  ASSERT_TRUE(wait_for([&] { return p.stderr_text().find("pwned") != std::string::npos; }))
+      << p.stderr_text();
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait_exit(), 0) << p.stderr_text();
+  const std::string log = p.stderr_text();
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
+  EXPECT_EQ(log.find("##["), std::string::npos) << log;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) EXPECT_NE(line.rfind("::", 0), 0u) << line;
 }
 
 TEST_F(ServeCli, StopsCleanlyOnSigintWithAKeepAliveConnectionOpen) {

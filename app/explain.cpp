@@ -1,0 +1,164 @@
+#include "app/explain.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace pg::app {
+namespace {
+
+// One side's profiles of one cell, averaged per step of one phase.
+struct PhaseMeans {
+  int steps = 0;
+  std::map<std::string, double> counters;                                          // per step
+  std::map<ProfileOpKind, std::map<std::string, std::pair<double, double>>> rows;  // count, ms
+};
+
+const char* const kCounters[] = {"ops",        "kernels",     "syncs",
+                                 "d2h_copies", "alloc_bytes", "peak_bytes"};
+
+PhaseMeans phase_means(const std::vector<const CellProfile*>& profiles, bool decode) {
+  PhaseMeans m;
+  bool peak_everywhere = true;
+  for (const CellProfile* p : profiles)
+    for (const ProfileStep& s : p->steps) {
+      if ((s.step >= 0) != decode) continue;
+      ++m.steps;
+      m.counters["ops"] += static_cast<double>(s.ops);
+      m.counters["kernels"] += static_cast<double>(s.kernels);
+      m.counters["syncs"] += static_cast<double>(s.syncs);
+      m.counters["d2h_copies"] += static_cast<double>(s.d2h_copies);
+      m.counters["alloc_bytes"] += static_cast<double>(s.alloc_bytes);
+      if (s.peak_bytes)
+        m.counters["peak_bytes"] += static_cast<double>(*s.peak_bytes);
+      else
+        peak_everywhere = false;
+      for (const ProfileOp& o : s.ops_by_name) {
+        auto& [count, ms] = m.rows[o.kind][o.name];
+        count += static_cast<double>(o.count);
+        ms += o.total_ms;
+      }
+    }
+  if (!peak_everywhere) m.counters.erase("peak_bytes");
+  if (m.steps == 0) return m;
+  const double n = m.steps;
+  for (auto& [name, v] : m.counters) v /= n;
+  for (auto& [kind, rows] : m.rows)
+    for (auto& [name, v] : rows) v = {v.first / n, v.second / n};
+  return m;
+}
+
+bool differs(double a, double b) { return std::fabs(a - b) > 1e-9 * std::max(1.0, std::fabs(a)); }
+
+// Every name of `kind` on either side, with both sides' means.
+std::vector<OpDelta> deltas(const PhaseMeans& base, const PhaseMeans& head, ProfileOpKind kind) {
+  std::map<std::string, OpDelta> by_name;
+  auto add = [&](const PhaseMeans& side, bool is_head) {
+    auto it = side.rows.find(kind);
+    if (it == side.rows.end()) return;
+    for (const auto& [name, v] : it->second) {
+      OpDelta& d = by_name[name];
+      d.name = name;
+      (is_head ? d.head_count : d.base_count) = v.first;
+      (is_head ? d.head_ms : d.base_ms) = v.second;
+    }
+  };
+  add(base, false);
+  add(head, true);
+  std::vector<OpDelta> out;
+  for (auto& [name, d] : by_name) out.push_back(std::move(d));
+  return out;
+}
+
+PhaseExplanation explain_phase(const PhaseMeans& base, const PhaseMeans& head, ProfileOpKind kind,
+                               const char* phase, std::optional<double> tpot_change_ms) {
+  PhaseExplanation e;
+  e.phase = phase;
+  std::vector<OpDelta> rows = deltas(base, head, kind);
+  for (OpDelta& d : rows) {
+    e.base_ms += d.base_ms;
+    e.head_ms += d.head_ms;
+    if (tpot_change_ms && *tpot_change_ms > 0) d.share = d.delta_ms() / *tpot_change_ms;
+    if (d.base_count == 0 && d.head_count > 0) e.appeared.push_back(d);
+    if (d.base_count > 0 && d.head_count == 0) e.disappeared.push_back(d);
+    if (d.delta_ms() > 0) e.grew.push_back(d);
+  }
+  auto by_time = [](const OpDelta& a, const OpDelta& b) { return a.delta_ms() > b.delta_ms(); };
+  std::sort(e.grew.begin(), e.grew.end(), by_time);
+  if (e.grew.size() > kExplainTopRows) e.grew.resize(kExplainTopRows);
+  auto by_count = [](const OpDelta& a, const OpDelta& b) {
+    return std::max(a.head_count, a.base_count) > std::max(b.head_count, b.base_count);
+  };
+  std::sort(e.appeared.begin(), e.appeared.end(), by_count);
+  std::sort(e.disappeared.begin(), e.disappeared.end(), by_count);
+
+  for (const char* counter : kCounters) {
+    auto b = base.counters.find(counter), h = head.counters.find(counter);
+    if (b == base.counters.end() || h == head.counters.end() || !differs(b->second, h->second))
+      continue;
+    CounterChange c{counter, b->second, h->second, {}};
+    const std::string name = counter;
+    if (name == "ops" || name == "kernels") {
+      for (const OpDelta& d :
+           deltas(base, head, name == "ops" ? ProfileOpKind::op : ProfileOpKind::kernel))
+        if (differs(d.base_count, d.head_count)) c.by_name.push_back(d);
+      std::sort(c.by_name.begin(), c.by_name.end(), [](const OpDelta& x, const OpDelta& y) {
+        return std::fabs(x.head_count - x.base_count) > std::fabs(y.head_count - y.base_count);
+      });
+    }
+    e.counters.push_back(std::move(c));
+  }
+  return e;
+}
+
+std::vector<const CellProfile*> profiles_of(const std::vector<Run>& runs, const CellKey& key) {
+  std::vector<const CellProfile*> out;
+  for (const Run& r : runs)
+    for (const CellResult& c : r.cells)
+      if (c.key == key && c.status == CellStatus::ok && c.profile && !c.profile->steps.empty())
+        out.push_back(&*c.profile);
+  return out;
+}
+
+bool has_kernels(const std::vector<const CellProfile*>& profiles) {
+  for (const CellProfile* p : profiles)
+    for (const ProfileStep& s : p->steps)
+      if (s.kernels > 0) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<CellExplanation> explain(const GateResult& result, const std::vector<Run>& base_runs,
+                                     const std::vector<Run>& head_runs) {
+  std::vector<CellExplanation> out;
+  for (const CellComparison& c : result.cells) {
+    // One explanation per cell key, of its timing: decode latency's cells (a gate's other metrics
+    // add cells of the same keys, docs/STATISTICS.md "More than one metric").
+    if (c.verdict == CellVerdict::no_baseline || c.metric != "tpot_ms") continue;
+    CellExplanation e;
+    e.key = c.key;
+    e.regressed = c.verdict == CellVerdict::regression;
+    const auto base = profiles_of(base_runs, c.key), head = profiles_of(head_runs, c.key);
+    e.base_profiles = static_cast<int>(base.size());
+    e.head_profiles = static_cast<int>(head.size());
+    if (base.empty() || head.empty()) {
+      e.missing = base.empty() && head.empty() ? "neither side has a profile of this cell"
+                  : base.empty()               ? "the base has no profile of this cell"
+                                               : "the head has no profile of this cell";
+      out.push_back(std::move(e));
+      continue;
+    }
+    e.kind = has_kernels(base) && has_kernels(head) ? ProfileOpKind::kernel : ProfileOpKind::op;
+    if (c.base_median && c.head_median) e.tpot_change_ms = *c.head_median - *c.base_median;
+    // A share of the tpot change means something only where the change is real.
+    e.decode = explain_phase(phase_means(base, true), phase_means(head, true), e.kind,
+                             "decode step", e.regressed ? e.tpot_change_ms : std::nullopt);
+    e.prefill = explain_phase(phase_means(base, false), phase_means(head, false), e.kind, "prefill",
+                              std::nullopt);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace pg::app

@@ -1,0 +1,193 @@
+// compare()'s explanation end to end on a real SQLite store: runs with profiles written through
+// the Store API, the gate judged by app::compare, the explanation rendered by every report. The
+// head adds an unfused op per layer to one cell (timing regressed) and one .item() sync per step
+// to another (timing unchanged): both are named, the second labelled as counters only.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/compare.h"
+#include "gate/report.h"
+#include "store/store.h"
+#include "tests/common/temp_dir.h"
+
+namespace pg {
+namespace {
+
+const std::string kBase(40, 'b'), kHead(40, 'd');
+constexpr int kLayers = 12, kGen = 8;
+
+CellKey key(int seq) { return {"tiny", "fp32", 1, seq, kGen, true, "sdpa", false, "cpu"}; }
+
+// A decode step as the runner profiles it: a layer's ops, n_layer times.
+ProfileStep step(int index, bool extra_silu, bool item_sync) {
+  ProfileStep s;
+  s.step = index;
+  auto add = [&](const std::string& name, int64_t count, double ms) {
+    s.ops_by_name.push_back({ProfileOpKind::op, name, count, ms});
+    s.ops += count;
+  };
+  add("aten::addmm", 4 * kLayers, 0.40);
+  add("aten::layer_norm", 2 * kLayers, 0.05);
+  add("aten::scaled_dot_product_attention", kLayers, 0.08);
+  add("aten::mul", 2 * kLayers + (extra_silu ? kLayers : 0), extra_silu ? 0.09 : 0.03);
+  if (extra_silu) add("aten::sigmoid", kLayers, 0.07);
+  if (item_sync) {
+    add("aten::item", 1, 0.002);
+    add("aten::_local_scalar_dense", 1, 0.001);
+    s.syncs = 1;
+  }
+  s.alloc_bytes = 4096 * static_cast<int64_t>(s.ops);
+  s.peak_bytes = 65536;
+  s.wall_ms = 1.0;
+  return s;
+}
+
+CellResult cell(int seq, double tpot, uint32_t seed, bool silu, bool sync) {
+  CellResult c;
+  c.key = key(seq);
+  for (int r = 0; r < 10; ++r) {
+    const double t = tpot * (1 + 0.01 * ((seed * 7 + r * 13) % 5 - 2));
+    c.samples.prefill_ms.push_back(5 * t);
+    c.samples.decode_ms.push_back(std::vector<double>(kGen - 1, t));
+  }
+  c.metrics["tpot_ms"] = tpot;
+  CellProfile p;
+  p.profiler = "kineto";
+  p.wall_ms = 12;
+  for (int i = -1; i < kGen - 1; ++i) p.steps.push_back(step(i, silu, sync));
+  c.profile = p;
+  return c;
+}
+
+Run run(const std::string& sha, bool head, uint32_t seed) {
+  Run r;
+  r.status = RunStatus::complete;
+  r.started_at = "2026-01-01T00:00:00Z";
+  r.finished_at = "2026-01-01T00:01:00Z";
+  r.git.commit = sha;
+  r.git.branch = "main";
+  r.git.time = "2026-01-01T00:00:00Z";
+  r.git.repo_path = "/synthetic";
+  r.env = {{"device", "cpu"}, {"torch", "2.11.0"}, {"cpu", "test"}, {"threads", "1"}};
+  r.cells.push_back(cell(16, head ? 1.5 : 1.0, seed, head, false));  // slower: an op per layer
+  r.cells.push_back(cell(32, 1.0, seed + 1, false, head));           // same time, one sync
+  return r;
+}
+
+class Explain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Store s(db);
+    for (uint32_t i = 0; i < 3; ++i) {
+      s.import_run(run(kBase, false, i));
+      s.import_run(run(kHead, true, 10 + i));
+    }
+  }
+  std::string render(const GateReporter& r, const app::Comparison& c) {
+    ReportInfo info;
+    info.explanations = c.explanations;
+    std::ostringstream out;
+    r.report(c.result, info, out);
+    return out.str();
+  }
+  testing::TempDir dir;
+  std::string db = (dir / "perfgate.db").string();
+};
+
+TEST_F(Explain, ProfilesSurviveTheStoreExactly) {
+  Store s(db, /*read_only=*/true);
+  const auto runs = s.runs_for_commit(kHead);
+  ASSERT_EQ(runs.size(), 3u);
+  const CellResult& c = runs[0].cells[0];
+  ASSERT_TRUE(c.profile);
+  EXPECT_EQ(c.profile->profiler, "kineto");
+  ASSERT_EQ(c.profile->steps.size(), static_cast<size_t>(kGen));
+  const ProfileStep& st = c.profile->steps[1];
+  EXPECT_EQ(st.step, 0);
+  EXPECT_EQ(st.ops, step(0, true, false).ops);
+  EXPECT_EQ(st.peak_bytes, 65536);
+  EXPECT_EQ(st.ops_by_name.size(), 5u);
+}
+
+TEST_F(Explain, NamesTheNewOpsAndEveryChangedCounter) {
+  Store s(db, true);
+  const app::Comparison c = app::compare(s, kBase, kHead, {});
+  ASSERT_EQ(c.explanations.size(), 2u);
+  const CellExplanation& silu = c.explanations[0];
+  EXPECT_TRUE(silu.regressed);
+  ASSERT_EQ(silu.decode.counters.size(), 2u);  // ops and alloc_bytes
+  EXPECT_EQ(silu.decode.counters[0].counter, "ops");
+  EXPECT_EQ(silu.decode.counters[0].head - silu.decode.counters[0].base, 2 * kLayers);
+  ASSERT_EQ(silu.decode.appeared.size(), 1u);
+  EXPECT_EQ(silu.decode.appeared[0].name, "aten::sigmoid");
+  ASSERT_FALSE(silu.decode.grew.empty());
+  EXPECT_EQ(silu.decode.grew[0].name, "aten::sigmoid");
+  ASSERT_TRUE(silu.decode.grew[0].share);
+  EXPECT_NEAR(*silu.decode.grew[0].share, 0.07 / 0.5, 0.02);
+
+  const CellExplanation& sync = c.explanations[1];
+  EXPECT_FALSE(sync.regressed);
+  EXPECT_TRUE(sync.counters_changed());
+
+  const std::string table = render(GateTableReporter(false), c);
+  EXPECT_NE(table.find("decode step: 108 -> 132 ops (+24: aten::mul x12, aten::sigmoid x12)"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("decode step: 0 -> 1 host-device sync (aten::_local_scalar_dense)"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("exact counters changed; timing verdict unchanged"), std::string::npos);
+  EXPECT_NE(table.find("decode step: appeared aten::sigmoid x12"), std::string::npos);
+
+  const std::string md = render(GateMarkdownReporter(), c);
+  EXPECT_NE(md.find("<details><summary>❌ Why <code>"), std::string::npos) << md;
+  EXPECT_NE(md.find("aten::sigmoid x12"), std::string::npos);
+  EXPECT_NE(md.find("<b>exact counters changed; timing verdict unchanged"), std::string::npos);
+
+  const auto j = nlohmann::json::parse(render(GateJsonReporter(), c));
+  const auto& e = j["cells"][0]["explain"];
+  EXPECT_EQ(e["available"], true);
+  EXPECT_EQ(e["kind"], "op");
+  EXPECT_EQ(e["decode"]["appeared"][0]["name"], "aten::sigmoid");
+  EXPECT_EQ(e["decode"]["counters"][0]["counter"], "ops");
+  EXPECT_EQ(j["cells"][1]["explain"]["counters_changed"], true);
+  EXPECT_EQ(j["verdict"], "regression");
+}
+
+TEST_F(Explain, CounterChangesFailTheGateOnlyWhenAsked) {
+  Store s(db);
+  // A head whose timing is the base's but with one sync more per step.
+  const std::string other(40, 'e');
+  for (uint32_t i = 0; i < 3; ++i) {
+    pg::Run r = run(other, false, 20 + i);
+    r.cells[1] = cell(32, 1.0, 21 + i, false, true);
+    s.import_run(r);
+  }
+  app::GateSettings settings;
+  EXPECT_EQ(app::compare(s, kBase, other, settings).result.verdict, GateVerdict::pass);
+  settings.fail_on_counter_change = true;
+  const auto c = app::compare(s, kBase, other, settings);
+  EXPECT_EQ(c.result.verdict, GateVerdict::regression);
+  ASSERT_FALSE(c.result.warnings.empty());
+  EXPECT_NE(c.result.warnings.back().find("fail_on_counter_change"), std::string::npos);
+}
+
+TEST_F(Explain, ACellWithoutAProfileSaysSo) {
+  Store s(db);
+  const std::string bare(40, 'f');
+  for (uint32_t i = 0; i < 3; ++i) {
+    pg::Run r = run(bare, true, 30 + i);
+    for (auto& c : r.cells) c.profile.reset();
+    s.import_run(r);
+  }
+  const auto c = app::compare(s, kBase, bare, {});
+  ASSERT_EQ(c.explanations.size(), 2u);
+  EXPECT_EQ(c.explanations[0].missing, "the head has no profile of this cell");
+  EXPECT_NE(render(GateTableReporter(false), c).find("no explanation: the head has no profile"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace pg

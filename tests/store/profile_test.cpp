@@ -1,0 +1,145 @@
+// Cell profiles in the store (schema step 6): written with their cell, read back exactly, carried
+// by the export JSON and accepted (and validated) by ingest; an older database migrates.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/errors.h"
+#include "store/run_json.h"
+#include "store/store.h"
+#include "test_util.h"
+
+namespace pg {
+namespace {
+
+using test::TempDir;
+
+CellProfile sample_profile() {
+  CellProfile p;
+  p.profiler = "kineto";
+  p.wall_ms = 12.5;
+  for (int step = -1; step < 4; ++step) {
+    ProfileStep s;
+    s.step = step;
+    s.wall_ms = 0.5;
+    s.ops = 30;
+    s.kernels = 2;
+    s.syncs = step == 2 ? 1 : 0;
+    s.d2h_copies = 1;
+    s.alloc_bytes = 4096;
+    if (step >= 0) s.peak_bytes = 2048;
+    s.ops_by_name = {{ProfileOpKind::op, "aten::addmm", 8, 0.25},
+                     {ProfileOpKind::op, "aten::mul", 22, 0.125},
+                     {ProfileOpKind::kernel, "void gemv<float>(...)", 2, 0.0625}};
+    p.steps.push_back(s);
+  }
+  return p;
+}
+
+Run profiled_run() {
+  Run r = test::sample_run();
+  r.cells[0].profile = sample_profile();
+  r.cells[2].profile = sample_profile();
+  r.cells[2].profile->note = "no CUDA kernel was recorded";
+  return r;
+}
+
+void expect_same(const CellProfile& a, const CellProfile& b) {
+  EXPECT_EQ(a.profiler, b.profiler);
+  EXPECT_EQ(a.wall_ms, b.wall_ms);
+  EXPECT_EQ(a.note, b.note);
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const ProfileStep &x = a.steps[i], &y = b.steps[i];
+    EXPECT_EQ(x.step, y.step);
+    EXPECT_EQ(x.ops, y.ops);
+    EXPECT_EQ(x.kernels, y.kernels);
+    EXPECT_EQ(x.syncs, y.syncs);
+    EXPECT_EQ(x.d2h_copies, y.d2h_copies);
+    EXPECT_EQ(x.alloc_bytes, y.alloc_bytes);
+    EXPECT_EQ(x.peak_bytes, y.peak_bytes);
+    ASSERT_EQ(x.ops_by_name.size(), y.ops_by_name.size());
+    for (size_t k = 0; k < x.ops_by_name.size(); ++k) {
+      EXPECT_EQ(x.ops_by_name[k].kind, y.ops_by_name[k].kind);
+      EXPECT_EQ(x.ops_by_name[k].name, y.ops_by_name[k].name);
+      EXPECT_EQ(x.ops_by_name[k].count, y.ops_by_name[k].count);
+      EXPECT_EQ(x.ops_by_name[k].total_ms, y.ops_by_name[k].total_ms);
+    }
+  }
+}
+
+TEST(Profiles, ARunnersProfileIsReadBackExactly) {
+  TempDir dir;
+  Store s(dir.file("p.db"));
+  const pg::Run r = profiled_run();
+  const int64_t id = test::write_run(s, r);
+  const auto back = s.load_run(id);
+  ASSERT_TRUE(back);
+  ASSERT_TRUE(back->cells[0].profile);
+  expect_same(*back->cells[0].profile, *r.cells[0].profile);
+  expect_same(*back->cells[2].profile, *r.cells[2].profile);
+  EXPECT_FALSE(back->cells[1].profile);                           // the oom cell has none
+  EXPECT_FALSE(s.load_run(id, {true, false})->cells[0].profile);  // only with the samples
+  // Names are stored once for every step and cell.
+  EXPECT_EQ(test::query_int(s, "SELECT count(*) FROM profile_names"), 3);
+}
+
+TEST(Profiles, ExportAndImportCarryTheProfile) {
+  TempDir dir;
+  Store a(dir.file("a.db")), b(dir.file("b.db"));
+  const int64_t id = test::write_run(a, profiled_run());
+  const std::string doc = runs_to_json({*a.load_run(id)}, true);
+  const auto j = nlohmann::json::parse(doc);
+  EXPECT_EQ(j["runs"][0]["cells"][0]["profile"]["steps"][0]["step"], -1);
+  EXPECT_TRUE(j["runs"][0]["cells"][0]["profile"]["steps"][0]["peak_bytes"].is_null());
+  const auto imported = b.import_runs(runs_from_json(doc, "doc"));
+  const auto back = b.load_run(imported.at(0).id);
+  expect_same(*back->cells[0].profile, *profiled_run().cells[0].profile);
+}
+
+TEST(Profiles, IngestRefusesAMalformedProfileWithItsPointer) {
+  TempDir dir;
+  Store a(dir.file("a.db"));
+  const int64_t id = test::write_run(a, profiled_run());
+  auto j = nlohmann::json::parse(runs_to_json({*a.load_run(id)}, true));
+  j["runs"][0]["cells"][0]["profile"]["steps"][1]["ops"] = -3;
+  try {
+    runs_from_json(j.dump(), "request body");
+    FAIL() << "accepted a negative count";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "request body: /runs/0/cells/0/profile/steps/1/ops: expected an integer >= 0");
+  }
+  j["runs"][0]["cells"][0]["profile"]["steps"][1]["ops"] = 3;
+  j["runs"][0]["cells"][0]["profile"]["steps"][1]["by_name"][0]["kind"] = "python";
+  EXPECT_THROW(runs_from_json(j.dump(), "request body"), UsageError);
+}
+
+TEST(Profiles, ADatabaseFromBeforeTheStepMigratesAndKeepsItsRuns) {
+  TempDir dir;
+  const std::string path = dir.file("v5.db");
+  {
+    Store s(path);
+    test::write_run(s, test::sample_run());
+  }
+  {  // what perfgate wrote at schema version 6
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
+                           "DROP TABLE profile_names; PRAGMA user_version = 6",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  Store s(path);
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
+  EXPECT_EQ(s.run_count(), 1);
+  EXPECT_FALSE(s.load_run(1)->cells[0].profile);
+  const int64_t id = test::write_run(s, profiled_run());
+  EXPECT_TRUE(s.load_run(id)->cells[0].profile);
+}
+
+}  // namespace
+}  // namespace pg
