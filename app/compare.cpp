@@ -81,6 +81,11 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
     const stats::AutoMinEffect a =
         stats::auto_min_effect(min_effect_history(store, c.head_runs, head_sha),
                                settings.min_effect_floor, GateOptions{}.min_effect);
+    // 'auto' learns decode latency's spread: every other metric keeps its own value, or the
+    // fixed default (docs/STATISTICS.md "More than one metric").
+    for (const std::string& metric : opt.metrics)
+      if (metric != "tpot_ms" && !opt.metric_min_effect.contains(metric))
+        opt.metric_min_effect[metric] = GateOptions{}.min_effect;
     opt.min_effect = a.value;
     opt.min_effect_source = a.reason;
   }

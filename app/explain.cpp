@@ -133,7 +133,9 @@ std::vector<CellExplanation> explain(const GateResult& result, const std::vector
                                      const std::vector<Run>& head_runs) {
   std::vector<CellExplanation> out;
   for (const CellComparison& c : result.cells) {
-    if (c.verdict == CellVerdict::no_baseline) continue;
+    // One explanation per cell key, of its timing: decode latency's cells (a gate's other metrics
+    // add cells of the same keys, docs/STATISTICS.md "More than one metric").
+    if (c.verdict == CellVerdict::no_baseline || c.metric != "tpot_ms") continue;
     CellExplanation e;
     e.key = c.key;
     e.regressed = c.verdict == CellVerdict::regression;

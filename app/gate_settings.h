@@ -29,8 +29,15 @@ const std::vector<std::string>& gate_setting_names();
 // Throws SettingError for the first bad setting.
 void validate(const GateSettings& s);
 
-// min_effect as text: a number >= 0 or "auto". Throws SettingError naming min_effect.
+// min_effect as text: a comma-separated list of a number >= 0 or "auto" (every metric's, 'auto'
+// for tpot_ms only) and METRIC=NUMBER (one metric's: "0.05,prefill_ms=0.1"). Throws SettingError
+// naming min_effect.
 void set_min_effect(GateSettings& s, const std::string& text);
-std::string min_effect_text(const GateSettings& s);  // "auto" or the number
+std::string min_effect_text(const GateSettings& s);  // "auto" or the number, then the overrides
+
+// metrics as text: a comma-separated list of metric names ("tpot_ms,prefill_ms,peak_alloc_bytes").
+// Throws SettingError naming metrics; validate() checks the names.
+void set_metrics(GateSettings& s, const std::string& text);
+std::string metrics_text(const GateSettings& s);
 
 }  // namespace pg::app

@@ -29,6 +29,7 @@ struct CompareFlags {
   std::string base, head, db = "perfgate.db", repo = ".", main_branch = "main";
   app::GateSettings settings;  // the gate's settings, their defaults and rules: app/gate_settings.h
   std::string min_effect_text = app::min_effect_text(settings);  // a number, or "auto"
+  std::string metrics_text = app::metrics_text(settings);
   std::string format = "table", output, json_output;
   bool github = false;
   std::vector<std::string> notes;
@@ -46,6 +47,7 @@ std::string default_submitter() {
 
 void validate(CompareFlags& f) {
   app::set_min_effect(f.settings, f.min_effect_text);
+  app::set_metrics(f.settings, f.metrics_text);
   app::validate(f.settings);
   if (f.format != "table" && f.format != "markdown" && f.format != "json" && f.format != "csv") {
     throw UsageError("--format must be table, markdown, json or csv, got '" + f.format + "'");
@@ -160,7 +162,15 @@ void add_compare_command(CLI::App& root, Action& action) {
       ->capture_default_str();
   c->add_option("--min-effect", f->min_effect_text,
                 "smallest relative change that counts, >= 0, or 'auto': 3 x the run-to-run sd "
-                "measured in the store's history of these cells, at least --min-effect-floor")
+                "measured in the store's history of these cells, at least --min-effect-floor; "
+                "then METRIC=E for one metric, comma-separated (0.05,prefill_ms=0.1)")
+      ->capture_default_str();
+  c->add_option("--metrics", f->metrics_text,
+                "metrics to gate, comma-separated: tpot_ms, prefill_ms (tested), "
+                "peak_alloc_bytes (compared exactly)")
+      ->capture_default_str();
+  c->add_option("--memory-tolerance-bytes", f->settings.gate.memory_tolerance_bytes,
+                "peak memory: a change must exceed this many bytes besides its min effect")
       ->capture_default_str();
   c->add_option("--min-effect-floor", f->settings.min_effect_floor,
                 "lower bound of --min-effect auto")

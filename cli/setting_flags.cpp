@@ -19,6 +19,8 @@ std::string flag_for_setting(const std::string& setting) {
       {"seed", "--seed"},
       {"allow_missing_baseline", "--allow-missing-baseline"},
       {"fail_on_counter_change", "--fail-on-counter-change"},
+      {"metrics", "--metrics"},
+      {"memory_tolerance_bytes", "--memory-tolerance-bytes"},
   };
   if (auto it = flags.find(setting); it != flags.end()) return it->second;
   std::string flag = "--" + setting;

@@ -45,6 +45,18 @@ nlohmann::json gate_to_json(const GateResult& r) {
          {"rep_sd", number_or_null(c.rep_sd)},
          {"mde", number_or_null(c.mde)}});
   }
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const MetricSummary& m : r.metrics)
+    metrics.push_back(
+        {{"metric", m.metric},
+         {"kind", m.exact ? "exact" : "tested"},
+         {"min_effect", m.min_effect},
+         {"tolerance_bytes",
+          m.exact ? nlohmann::json(r.options.memory_tolerance_bytes) : nlohmann::json(nullptr)},
+         {"cells", m.cells},
+         {"mde", number_or_null(m.mde)},
+         {"mde_all_cells", number_or_null(m.mde_all_cells)},
+         {"underpowered", m.underpowered}});
   nlohmann::json counts = nlohmann::json::object();
   for (auto v : {CellVerdict::regression, CellVerdict::improvement, CellVerdict::unchanged,
                  CellVerdict::no_baseline, CellVerdict::incomparable}) {
@@ -59,6 +71,7 @@ nlohmann::json gate_to_json(const GateResult& r) {
           {"min_effect", r.options.min_effect},
           {"correction", r.options.correction},
           {"cells", cells},
+          {"metrics", metrics},
           {"counts", counts},
           {"warnings", r.warnings},
           {"base_runs", r.base_runs},

@@ -78,8 +78,8 @@ void check_gate_label(const std::string& value, const std::string& name, size_t 
 
 nlohmann::json gate_settings_json(const nlohmann::json& gate) {
   nlohmann::json s = nlohmann::json::object();
-  for (const char* k :
-       {"alpha", "min_effect", "min_effect_source", "correction", "power", "require_power"})
+  for (const char* k : {"alpha", "min_effect", "min_effect_source", "correction", "power",
+                        "require_power", "metrics"})
     if (gate.contains(k)) s[k] = gate[k];
   if (gate.contains("sequential") && gate["sequential"].is_object())
     for (const char* k : {"look", "max_looks", "alpha_per_look"})
@@ -141,6 +141,7 @@ std::optional<WorstCell> worst_regressed_cell(const nlohmann::json& result) {
     try {
       const CellKey k = cell_key_from_json(c["key"], "/key");
       label = k.model + " · " + cell_label(k, false);
+      if (const std::string m = c.value("metric", "tpot_ms"); m != "tpot_ms") label += " · " + m;
     } catch (const UsageError&) {
       label = "(a cell)";
     }

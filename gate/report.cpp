@@ -63,7 +63,9 @@ void GateJsonReporter::report(const GateResult& result, const ReportInfo& info,
   }
   if (!info.notes.empty()) j["notes"] = info.notes;
   for (size_t i = 0; i < result.cells.size(); ++i) {
-    const CellExplanation* e = report_explain::find(info.explanations, result.cells[i].key);
+    const CellComparison& c = result.cells[i];  // explanations are of decode latency's cells
+    const CellExplanation* e =
+        c.metric == "tpot_ms" ? report_explain::find(info.explanations, c.key) : nullptr;
     j["cells"][i]["explain"] = e ? report_explain::to_json(*e) : nlohmann::json();
   }
   out << j.dump(2) << '\n';

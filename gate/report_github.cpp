@@ -24,12 +24,12 @@ void GateGithubReporter::report(const GateResult& r, const ReportInfo&, std::ost
     if (c->verdict != CellVerdict::regression && c->verdict != CellVerdict::improvement) continue;
     const bool slower = c->verdict == CellVerdict::regression;
     std::string message = fmt::format(
-        "{}: tpot_ms median {} -> {} ms ({}, ratio {} {}, adjusted p {}) between base {} and "
+        "{}: {} median {} -> {} ({}, ratio {} {}, adjusted p {}) between base {} and "
         "head {}; pooled base {}, head {}",
-        rt::label(c->key), rt::fmt_ms(c->base_median), rt::fmt_ms(c->head_median),
-        rt::fmt_change(c->ratio), rt::fmt_ratio(c->ratio), rt::fmt_ci(*c), rt::fmt_p(c->p_adjusted),
-        rt::short_sha(r.base), rt::short_sha(r.head), rt::fmt_pooled(c->base_runs, c->base_n),
-        rt::fmt_pooled(c->head_runs, c->head_n));
+        rt::label(c->key), c->metric, rt::fmt_value(c->base_median, c->metric),
+        rt::fmt_value(c->head_median, c->metric), rt::fmt_change(c->ratio), rt::fmt_ratio(c->ratio),
+        rt::fmt_ci(*c), rt::fmt_p(c->p_adjusted), rt::short_sha(r.base), rt::short_sha(r.head),
+        rt::fmt_pooled(c->base_runs, c->base_n), rt::fmt_pooled(c->head_runs, c->head_n));
     command(out, slower ? "error" : "warning",
             std::string("perfgate ") + (slower ? "regression" : "improvement") + " " +
                 rt::fmt_change(c->ratio) + " " + rt::label(c->key),

@@ -61,16 +61,33 @@ void cell_table(const GateResult& r, const std::vector<const CellComparison*>& c
     if (!c->note.empty()) verdict += " (" + md(c->note) + ")";
     out << fmt::format(
         "| {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n", verdict,
-        markdown_cell(rt::label(c->key)), rt::short_sha(r.base), rt::short_sha(r.head),
-        rt::fmt_ms(c->base_median), rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), ratio,
-        rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-", c->base_runs, c->base_n,
-        c->head_runs, c->head_n);
+        markdown_cell(rt::cell_name(*c)), rt::short_sha(r.base), rt::short_sha(r.head),
+        rt::fmt_value(c->base_median, c->metric), rt::fmt_value(c->head_median, c->metric),
+        rt::fmt_change(c->ratio), ratio, rt::fmt_p(c->p_adjusted),
+        c->ratio ? rt::fmt_effect(c->mde) : "-", c->base_runs, c->base_n, c->head_runs, c->head_n);
   }
+}
+
+// "`tpot_ms` per repetition, `peak_alloc_bytes` exactly (5% and 1.0 MiB)": what each metric that
+// has cells was judged by.
+std::string gated_metrics(const GateResult& r) {
+  std::string out;
+  for (const MetricSummary& m : r.metrics) {
+    if (m.cells == 0 && !(m.metric == "tpot_ms" && r.cells.empty())) continue;
+    out += (out.empty() ? "`" : ", `") + m.metric + "` " +
+           (m.exact ? fmt::format("exactly ({:.1f}% and {})", m.min_effect * 100,
+                                  rt::fmt_value(r.options.memory_tolerance_bytes, m.metric))
+            : m.metric == "tpot_ms"
+                ? std::string("per repetition")
+                : fmt::format("per repetition (min effect {:.1f}%)", m.min_effect * 100));
+  }
+  return out.empty() ? "`tpot_ms` per repetition" : out;
 }
 
 // One collapsed section per cell that regressed or whose exact counters changed.
 void explanations(const GateResult& r, const ReportInfo& info, std::ostream& out) {
   for (const CellComparison* c : rt::worst_first(r.cells)) {
+    if (c->metric != "tpot_ms") continue;  // explanations are of decode latency's cells
     const CellExplanation* e = report_explain::find(info.explanations, c->key);
     if (!e || !report_explain::worth_showing(*e)) continue;
     const std::string why = report_explain::label(*e, *c, r.options.min_effect);
@@ -124,12 +141,12 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
     return s;
   };
   out << fmt::format(
-      "**base** {} → **head** {} · gate on `tpot_ms` per repetition · one-sided t test on run "
+      "**base** {} → **head** {} · gate on {} · one-sided t test on run "
       "means (pooled Mann-Whitney U with one run a side), α = {} after {} correction, min effect "
       "{:.1f}% · pooled: base {}, head {}\n\n",
-      rev(r.base, info.base_spelled), rev(r.head, info.head_spelled), r.options.alpha,
-      r.options.correction == "bh" ? "Benjamini-Hochberg" : "Holm", r.options.min_effect * 100,
-      rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));
+      rev(r.base, info.base_spelled), rev(r.head, info.head_spelled), gated_metrics(r),
+      r.options.alpha, r.options.correction == "bh" ? "Benjamini-Hochberg" : "Holm",
+      r.options.min_effect * 100, rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));
   for (const auto& n : info.notes) out << "> [!NOTE]\n> " << md(n) << "\n\n";
   out << "**Power:** " << md(rt::power_line(r)) << "\n\n";
 

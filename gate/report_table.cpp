@@ -84,12 +84,13 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
                    {"head n", Align::right}});
   if (color_) table.set_header_style(kBold);
   for (const CellComparison* c : rt::worst_first(r.cells)) {
-    table.add_row({to_string(c->verdict), rt::label(c->key), rt::fmt_ms(c->base_median),
-                   rt::fmt_ms(c->head_median), rt::fmt_change(c->ratio), rt::fmt_ci(*c),
-                   rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-",
-                   fmt::format("{} ({}r)", c->base_n, c->base_runs),
-                   fmt::format("{} ({}r)", c->head_n, c->head_runs)},
-                  color_ ? verdict_color(c->verdict) : "");
+    table.add_row(
+        {to_string(c->verdict), rt::cell_name(*c), rt::fmt_value(c->base_median, c->metric),
+         rt::fmt_value(c->head_median, c->metric), rt::fmt_change(c->ratio), rt::fmt_ci(*c),
+         rt::fmt_p(c->p_adjusted), c->ratio ? rt::fmt_effect(c->mde) : "-",
+         fmt::format("{} ({}r)", c->base_n, c->base_runs),
+         fmt::format("{} ({}r)", c->head_n, c->head_runs)},
+        color_ ? verdict_color(c->verdict) : "");
   }
   out << table.render();
   if (table.empty()) out << "(no cells)\n";
@@ -99,6 +100,7 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
       << fmt::format("{:.0f}", r.options.power * 100) << "% probability\n";
   out << "power: " << rt::inert_message(rt::power_line(r)) << "\n\n";
   for (const CellComparison* c : rt::worst_first(r.cells)) {
+    if (c->metric != "tpot_ms") continue;  // explanations are of decode latency's cells
     const CellExplanation* e = report_explain::find(info.explanations, c->key);
     if (!e || !report_explain::worth_showing(*e)) continue;
     const std::string why = report_explain::label(*e, *c, r.options.min_effect);

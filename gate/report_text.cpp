@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace pg::report_text {
 namespace {
@@ -28,6 +29,25 @@ std::string fmt_ms(const std::optional<double>& v) {
   if (a >= 10) return fmt::format("{:.2f}", *v);
   if (a >= 0.01) return fmt::format("{:.3f}", *v);
   return fmt::format("{:.3g}", *v);
+}
+
+std::string fmt_value(const std::optional<double>& v, const std::string& metric) {
+  if (!usable(v) || metric.find("bytes") == std::string::npos) return fmt_ms(v);
+  const double a = std::fabs(*v);
+  if (a >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", *v / (1024.0 * 1024 * 1024));
+  if (a >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", *v / (1024.0 * 1024));
+  return fmt::format("{:.0f} B", *v);
+}
+
+std::string metric_phrase(const std::string& metric) {
+  if (metric == "tpot_ms") return "decode latency (tpot_ms)";
+  if (metric == "prefill_ms") return "prefill (prefill_ms)";
+  if (metric == "peak_alloc_bytes") return "peak memory (peak_alloc_bytes)";
+  return metric;
+}
+
+std::string cell_name(const CellComparison& c) {
+  return label(c.key) + (c.metric == "tpot_ms" ? "" : " [" + c.metric + "]");
 }
 
 std::string fmt_ratio(const std::optional<double>& v) {
@@ -149,14 +169,36 @@ std::string power_line(const GateResult& r) {
 
 std::string headline(const GateResult& r) {
   auto n = count_verdicts(r);
-  const std::string what = "decode latency (tpot_ms)";
+  // The metrics the cells are of, in the gate's order, and the distinct cell keys.
+  std::vector<std::string> metrics;
+  std::map<std::string, int> regressed;
+  std::set<CellKey> keys;
+  for (const auto& c : r.cells) {
+    if (std::find(metrics.begin(), metrics.end(), c.metric) == metrics.end())
+      metrics.push_back(c.metric);
+    regressed[c.metric] += c.verdict == CellVerdict::regression;
+    keys.insert(c.key);
+  }
+  std::string what;
+  for (size_t i = 0; i < metrics.size(); ++i)
+    what += (i == 0 ? "" : i + 1 == metrics.size() ? " and " : ", ") + metric_phrase(metrics[i]);
+  if (metrics.empty()) what = metric_phrase("tpot_ms");
   if (r.verdict == GateVerdict::regression) {
     double worst = 0;
+    std::string parts;
+    int metrics_regressed = 0;
+    for (const std::string& m : metrics) {
+      if (regressed[m] == 0) continue;
+      ++metrics_regressed;
+      parts +=
+          (parts.empty() ? "" : ", ") + std::to_string(regressed[m]) + " in " + metric_phrase(m);
+    }
     for (const auto& c : r.cells) {
       if (c.verdict == CellVerdict::regression && usable(c.ratio))
         worst = std::max(worst, *c.ratio);
     }
-    std::string s = plural(n[CellVerdict::regression], "regression") + " in " + what;
+    std::string s = plural(n[CellVerdict::regression], "regression");
+    s += metrics_regressed > 1 ? ": " + parts : parts.substr(parts.find(" in "));
     if (worst > 0) s += ", worst " + fmt_change(worst);
     return s;
   }
@@ -164,7 +206,7 @@ std::string headline(const GateResult& r) {
     auto causes = inconclusive_causes(r);
     return "inconclusive: " + (causes.empty() ? std::string("see details") : causes.front());
   }
-  std::string s = "no regression in " + what + " across " + plural(int(r.cells.size()), "cell");
+  std::string s = "no regression in " + what + " across " + plural(int(keys.size()), "cell");
   if (n[CellVerdict::improvement] > 0)
     s += ", " + plural(n[CellVerdict::improvement], "improvement");
   return s;

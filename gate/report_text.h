@@ -19,7 +19,13 @@ std::string inert_message(const std::string& s);
 
 std::string short_sha(const std::string& sha);  // first 7 characters, or "(none)"
 
-std::string fmt_ms(const std::optional<double>& v);          // "12.35", "0.3123", "-"
+std::string fmt_ms(const std::optional<double>& v);  // "12.35", "0.3123", "-"
+// A cell's value in its metric's unit: fmt_ms for times, "1.50 GiB" for bytes.
+std::string fmt_value(const std::optional<double>& v, const std::string& metric);
+// "decode latency (tpot_ms)", "prefill (prefill_ms)", "peak memory (peak_alloc_bytes)".
+std::string metric_phrase(const std::string& metric);
+// The cell's label (label()), with its metric named unless it is decode latency (tpot_ms).
+std::string cell_name(const CellComparison& c);
 std::string fmt_ratio(const std::optional<double>& v);       // "1.065", "-"
 std::string fmt_change(const std::optional<double>& ratio);  // "+6.5%", "-3.0%", "-"
 std::string fmt_ci(const CellComparison& c);                 // "[1.040, 1.090]", "-"

@@ -63,6 +63,26 @@ std::string num(double v) { return stats::fmt_g(v); }
 
 }  // namespace
 
+const std::vector<std::string>& tested_gate_metrics() {
+  static const std::vector<std::string> m = {"tpot_ms", "prefill_ms"};
+  return m;
+}
+
+const std::vector<std::string>& exact_gate_metrics() {
+  static const std::vector<std::string> m = {"peak_alloc_bytes"};
+  return m;
+}
+
+bool is_exact_gate_metric(const std::string& metric) {
+  const auto& e = exact_gate_metrics();
+  return std::find(e.begin(), e.end(), metric) != e.end();
+}
+
+double GateOptions::min_effect_for(const std::string& metric) const {
+  auto it = metric_min_effect.find(metric);
+  return it != metric_min_effect.end() ? it->second : min_effect;
+}
+
 void validate_gate_options(const GateOptions& o) {
   if (!(o.alpha > 0.0 && o.alpha < 1.0))
     throw GateOptionError("alpha", "must be in (0, 1), got " + num(o.alpha));
@@ -79,6 +99,28 @@ void validate_gate_options(const GateOptions& o) {
                                       std::to_string(o.look));
   if (o.correction != "holm" && o.correction != "bh")
     throw GateOptionError("correction", "must be holm or bh, got '" + o.correction + "'");
+  std::string known;
+  for (const auto* list : {&tested_gate_metrics(), &exact_gate_metrics()})
+    for (const std::string& m : *list) known += (known.empty() ? "" : ", ") + m;
+  if (o.metrics.empty()) throw GateOptionError("metrics", "must name at least one of " + known);
+  for (size_t i = 0; i < o.metrics.size(); ++i) {
+    const std::string& m = o.metrics[i];
+    const auto& t = tested_gate_metrics();
+    if (std::find(t.begin(), t.end(), m) == t.end() && !is_exact_gate_metric(m))
+      throw GateOptionError("metrics", "must be among " + known + ", got '" + m + "'");
+    if (std::find(o.metrics.begin(), o.metrics.begin() + i, m) != o.metrics.begin() + i)
+      throw GateOptionError("metrics", "names " + m + " twice");
+  }
+  for (const auto& [m, v] : o.metric_min_effect) {
+    if (std::find(o.metrics.begin(), o.metrics.end(), m) == o.metrics.end())
+      throw GateOptionError("min_effect", "is given for " + m + ", which is not among metrics");
+    if (!(v >= 0.0 && std::isfinite(v)))
+      throw GateOptionError("min_effect",
+                            "of " + m + " must be a finite number >= 0, got " + num(v));
+  }
+  if (!(o.memory_tolerance_bytes >= 0.0 && std::isfinite(o.memory_tolerance_bytes)))
+    throw GateOptionError("memory_tolerance_bytes",
+                          "must be a finite number >= 0, got " + num(o.memory_tolerance_bytes));
 }
 
 namespace {
@@ -107,21 +149,23 @@ void add_cost(const std::vector<Run>& runs, GateResult& r) {
   }
 }
 
-// Notes of what a pool left out: repetitions without a usable time, runs where the cell failed
-// beside runs where it did not. Nothing is dropped silently.
-void note_left_out(CellComparison& c, const stats::CellPool& pool, const char* side,
+// Notes of what a pool left out: repetitions without a usable value, runs where the cell failed
+// beside runs where it did not. Nothing is dropped silently. `count` false: the note only (the
+// same runs were already counted for the gate's first metric).
+void note_left_out(CellComparison& c, const stats::CellPool& pool, const char* side, bool count,
                    std::vector<std::string>& left_out) {
   std::vector<std::string> parts;
   if (pool.unusable > 0)
-    parts.push_back(std::to_string(pool.unusable) + " " + side +
-                    " repetitions with zero or invalid decode time left out");
+    parts.push_back(std::to_string(pool.unusable) + " " + side + " repetitions with zero or " +
+                    (c.metric == "tpot_ms" ? "invalid decode time" : "invalid " + c.metric) +
+                    " left out");
   if (!pool.failed.empty() && pool.runs > 0)
     parts.push_back(std::to_string(pool.failed.size()) + " of " +
                     std::to_string(pool.failed.size() + pool.runs) + " " + side +
                     " runs left out: " + stats::join(pool.failed));
   for (const std::string& p : parts) {
     c.note = (c.note.empty() ? "" : c.note + "; ") + p;
-    left_out.push_back(p);
+    if (count || p.find("repetitions") != std::string::npos) left_out.push_back(p);
   }
 }
 
@@ -138,44 +182,60 @@ std::string join(const std::vector<std::string>& parts) {
 void collect_cells(const std::vector<Run>& base_runs, const std::vector<Run>& head_runs,
                    const std::string& env_diff, const GateOptions& opt, GateResult& r,
                    GateWork& w) {
-  const auto base_pools = pool_cells(base_runs);
-  const auto head_pools = pool_cells(head_runs);
-  for (const auto& [key, head] : head_pools) {
-    auto b = base_pools.find(key);
-    const bool base_ok = b != base_pools.end() && !b->second.tpot.empty();
-    if (head.tpot.empty() && !base_ok) {
-      ++w.skipped_both_failed;  // e.g. a cell that runs out of memory on both commits
-      continue;
+  for (size_t mi = 0; mi < opt.metrics.size(); ++mi) {
+    const std::string& metric = opt.metrics[mi];
+    const bool exact = is_exact_gate_metric(metric), first = mi == 0;
+    const auto base_pools = pool_cells(base_runs, metric);
+    const auto head_pools = pool_cells(head_runs, metric);
+    for (const auto& [key, head] : head_pools) {
+      auto b = base_pools.find(key);
+      const bool base_ok = b != base_pools.end() && !b->second.values.empty();
+      if (exact && head.values.empty()) {
+        // Not measured on the head (a CPU run has no peak_alloc_bytes, a failed cell none).
+        w.exact_head_missing += base_ok;
+        continue;
+      }
+      if (head.values.empty() && !base_ok) {
+        w.skipped_both_failed += first;  // e.g. a cell that runs out of memory on both commits
+        continue;
+      }
+      CellComparison c;
+      c.key = key;
+      c.metric = metric;
+      c.head_n = static_cast<int>(head.values.size());
+      c.head_runs = head.runs;
+      if (!head.values.empty()) c.head_median = median(head.values);
+      if (base_ok) {
+        c.base_n = static_cast<int>(b->second.values.size());
+        c.base_runs = b->second.runs;
+        c.base_median = median(b->second.values);
+      }
+      if (head.values.empty()) {
+        c.verdict = CellVerdict::incomparable;
+        c.note = "head has no ok samples: " + join(head.failed);
+        w.head_failed = true;
+      } else if (!base_ok) {
+        c.verdict = CellVerdict::no_baseline;
+        c.note = b == base_pools.end() ? "no base run has this cell"
+                 : exact               ? "no base run measured " + metric
+                                       : "base has no ok samples: " + join(b->second.failed);
+      } else if (!env_diff.empty()) {
+        c.verdict = CellVerdict::incomparable;
+        c.note = "environments differ: " + env_diff;
+      } else if (exact) {
+        compare_exact(c, b->second, head, opt.min_effect_for(metric), opt.memory_tolerance_bytes);
+      } else {
+        w.tested.push_back(test_cell(c, r.cells.size(), b->second, head, opt.run_level));
+      }
+      if (!exact) {
+        if (b != base_pools.end()) note_left_out(c, b->second, "base", first, w.left_out);
+        note_left_out(c, head, "head", first, w.left_out);
+      }
+      r.cells.push_back(std::move(c));
     }
-    CellComparison c;
-    c.key = key;
-    c.head_n = static_cast<int>(head.tpot.size());
-    c.head_runs = head.runs;
-    if (!head.tpot.empty()) c.head_median = median(head.tpot);
-    if (base_ok) {
-      c.base_n = static_cast<int>(b->second.tpot.size());
-      c.base_runs = b->second.runs;
-      c.base_median = median(b->second.tpot);
-    }
-    if (head.tpot.empty()) {
-      c.verdict = CellVerdict::incomparable;
-      c.note = "head has no ok samples: " + join(head.failed);
-      w.head_failed = true;
-    } else if (!base_ok) {
-      c.verdict = CellVerdict::no_baseline;
-      c.note = b == base_pools.end() ? "no base run has this cell"
-                                     : "base has no ok samples: " + join(b->second.failed);
-    } else if (!env_diff.empty()) {
-      c.verdict = CellVerdict::incomparable;
-      c.note = "environments differ: " + env_diff;
-    } else {
-      w.tested.push_back(test_cell(c, r.cells.size(), b->second, head, opt.run_level));
-    }
-    if (b != base_pools.end()) note_left_out(c, b->second, "base", w.left_out);
-    note_left_out(c, head, "head", w.left_out);
-    r.cells.push_back(std::move(c));
+    if (first)
+      for (const auto& [key, pool] : base_pools) w.base_only += !head_pools.contains(key);
   }
-  for (const auto& [key, pool] : base_pools) w.base_only += !head_pools.contains(key);
 }
 
 }  // namespace stats

@@ -2,6 +2,7 @@
 // Pure computation over stored data: no I/O, no SQLite, no LibTorch.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,9 +12,29 @@
 
 namespace pg {
 
+// The metrics a gate can judge (docs/STATISTICS.md "More than one metric"): tested ones have a
+// value per repetition and go through the t test; exact ones are deterministic, one value per
+// run, compared with a tolerance.
+const std::vector<std::string>& tested_gate_metrics();  // tpot_ms, prefill_ms
+const std::vector<std::string>& exact_gate_metrics();   // peak_alloc_bytes
+bool is_exact_gate_metric(const std::string& metric);
+
+// Below this many bytes a change of peak memory is not compared (allocator rounding).
+inline constexpr double kDefaultMemoryToleranceBytes = 1048576.0;
+
 struct GateOptions {
-  double alpha = 0.01;              // family-wise (holm) or FDR (bh) level after correction
-  double min_effect = 0.05;         // relative change a verdict needs, besides significance
+  double alpha = 0.01;       // family-wise (holm) or FDR (bh) level after correction
+  double min_effect = 0.05;  // relative change a verdict needs, besides significance
+  // The metrics judged, in report order: every tested cell of every tested metric is one test of
+  // the same families (Holm / BH across cells and metrics together); exact metrics add cells
+  // compared against their tolerance. Default: decode latency and memory.
+  std::vector<std::string> metrics = {"tpot_ms", "peak_alloc_bytes"};
+  // min_effect of one metric, where it differs from `min_effect` (for an exact metric: its
+  // relative tolerance).
+  std::map<std::string, double> metric_min_effect;
+  // An exact metric's change must exceed this many units (bytes) besides its relative tolerance.
+  double memory_tolerance_bytes = kDefaultMemoryToleranceBytes;
+  double min_effect_for(const std::string& metric) const;
   std::string correction = "holm";  // "holm" | "bh"
   uint64_t seed = 0;                // bootstrap seed: same data, same interval
   int bootstrap_iters = 2000;
@@ -42,7 +63,7 @@ std::string to_string(GateVerdict);  // "pass" | "regression" | "inconclusive"
 
 struct CellComparison {
   CellKey key;
-  std::string metric = "tpot_ms";
+  std::string metric = "tpot_ms";  // one cell per key and metric
   CellVerdict verdict = CellVerdict::unchanged;
   // One estimate everywhere (docs/STATISTICS.md "The estimate"): `ratio` is the head/base ratio
   // the deciding test is about, the one the effect rule, the reports and the dashboard use, and
@@ -77,6 +98,16 @@ struct CellComparison {
   std::optional<double> mde;
 };
 
+// What the gate did with one metric.
+struct MetricSummary {
+  std::string metric;
+  bool exact = false;       // compared exactly (a deterministic metric), not tested
+  double min_effect = 0.0;  // for an exact metric, its relative tolerance
+  int cells = 0;            // cells tested or compared
+  std::optional<double> mde, mde_all_cells;  // tested metrics: as GateResult's, for this metric
+  bool underpowered = false;
+};
+
 // The sequential rule's advice to the caller that measures rounds.
 enum class NextStep { stop, more_rounds };
 std::string to_string(NextStep);  // "stop" | "continue"
@@ -89,9 +120,12 @@ struct GateResult {
   std::vector<std::string> warnings;  // e.g. too few repetitions to ever reach significance
   Environment base_env, head_env;
   int base_runs = 0, head_runs = 0;
+  std::vector<MetricSummary> metrics;  // one per GateOptions::metrics entry, in that order
   // Minimum detectable effect of the gate: any single cell slowed by `mde` is caught with the
   // requested power (the largest cell MDE); `mde_all_cells`: a slowdown of every cell alike is
-  // caught from this size (the smallest cell MDE). Empty when a cell can detect nothing.
+  // caught from this size (the smallest cell MDE). Empty when a cell can detect nothing. With
+  // several tested metrics, those of the first one (`metrics` has each); `underpowered` is true
+  // when any metric is.
   std::optional<double> mde, mde_all_cells;
   bool underpowered = false;     // mde > min_effect: a pass could hide a slowdown of that size
   bool drift_estimated = false;  // every tested cell had the two-level test (2+ runs in all)

@@ -16,7 +16,7 @@ constexpr double kIntervalLevel = 0.95;
 // The pooled Mann-Whitney decides: its estimate is the Hodges-Lehmann ratio (the shift the rank
 // test is about), its interval Bauer's, or the range of pairwise ratios below 95%'s sizes.
 void rank_estimate(CellComparison& c, const CellPool& base, const CellPool& head) {
-  const ShiftEstimate hl = hodges_lehmann_ratio(base.tpot, head.tpot, kIntervalLevel);
+  const ShiftEstimate hl = hodges_lehmann_ratio(base.values, head.values, kIntervalLevel);
   c.ratio = hl.estimate;
   c.ci_low = hl.low;
   c.ci_high = hl.high;
@@ -24,8 +24,8 @@ void rank_estimate(CellComparison& c, const CellPool& base, const CellPool& head
   if (hl.low && hl.high) return;
   // Too few repetitions for any 95% distribution-free interval (e.g. 3 vs 3): give the range of
   // all pairwise ratios, the widest such interval, and say what confidence it has.
-  const auto [bmin, bmax] = std::minmax_element(base.tpot.begin(), base.tpot.end());
-  const auto [hmin, hmax] = std::minmax_element(head.tpot.begin(), head.tpot.end());
+  const auto [bmin, bmax] = std::minmax_element(base.values.begin(), base.values.end());
+  const auto [hmin, hmax] = std::minmax_element(head.values.begin(), head.values.end());
   c.ci_low = *hmin / *bmax;
   c.ci_high = *hmax / *bmin;
   c.ci_method = "pairwise-range";
@@ -57,8 +57,8 @@ TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, cons
   }
   t.runs_decide = run_level && t.two_level && t.two_level->has_runs_test();
   t.drift_blind = run_level && !t.runs_decide;
-  t.mw_slower = mann_whitney(head.tpot, base.tpot, Alternative::greater).p;
-  t.mw_faster = mann_whitney(head.tpot, base.tpot, Alternative::less).p;
+  t.mw_slower = mann_whitney(head.values, base.values, Alternative::greater).p;
+  t.mw_faster = mann_whitney(head.values, base.values, Alternative::less).p;
   if (t.runs_decide) {
     // The t test on run means decides: one estimate, the ratio of geometric means of run means,
     // with its interval. Its p can be any value in (0, 1], so no number of repetitions is blind.

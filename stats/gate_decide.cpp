@@ -25,13 +25,51 @@ int reps_needed(double alpha, size_t m) {
   return 1000;
 }
 
+// Per metric: its cells, its min effect, and for a tested metric its power (the largest and the
+// smallest cell MDE, empty when a cell has none). The gate's MDE is the first tested metric's.
+void summarize_metrics(const GateOptions& opt, GateResult& r) {
+  bool primary_set = false;
+  for (const std::string& metric : opt.metrics) {
+    MetricSummary sum;
+    sum.metric = metric;
+    sum.exact = is_exact_gate_metric(metric);
+    sum.min_effect = opt.min_effect_for(metric);
+    std::vector<double> mdes;
+    bool blind = false;
+    for (const CellComparison& c : r.cells) {
+      if (c.metric != metric || c.test.empty()) continue;
+      ++sum.cells;
+      if (sum.exact) continue;
+      if (c.mde)
+        mdes.push_back(*c.mde);
+      else
+        blind = true;
+    }
+    if (!sum.exact && sum.cells > 0) {
+      if (!blind) {
+        sum.mde = *std::max_element(mdes.begin(), mdes.end());
+        sum.mde_all_cells = *std::min_element(mdes.begin(), mdes.end());
+      }
+      sum.underpowered = !sum.mde || *sum.mde > sum.min_effect;
+      r.underpowered = r.underpowered || sum.underpowered;
+      if (!primary_set) {
+        r.mde = sum.mde;
+        r.mde_all_cells = sum.mde_all_cells;
+        primary_set = true;
+      }
+    }
+    r.metrics.push_back(sum);
+  }
+}
+
 }  // namespace
 
 void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
-  // Two families, each corrected across the tested cells: "head slower" decides the gate, "head
-  // faster" is reported with the same control. Each cell contributes its deciding test: the t
-  // test on run means, or the pooled Mann-Whitney where a side has a single run. The pooled
-  // Mann-Whitney of every cell is adjusted in a family of its own, as a diagnostic.
+  // Two families, each corrected across every tested cell of every tested metric together:
+  // "head slower" decides the gate, "head faster" is reported with the same control. Each cell
+  // contributes its deciding test: the t test on run means, or the pooled Mann-Whitney where a
+  // side has a single run. The pooled Mann-Whitney of every cell is adjusted in a family of its
+  // own, as a diagnostic.
   const Correction correction = correction_from_string(opt.correction);
   const size_t m = w.tested.size();
   std::vector<double> slower, faster, mw_slower, mw_faster;
@@ -44,12 +82,11 @@ void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
   const auto adj_slower = adjust(slower, correction), adj_faster = adjust(faster, correction);
   const auto adj_mw_slower = adjust(mw_slower, correction);
   const auto adj_mw_faster = adjust(mw_faster, correction);
-  const double up = 1.0 + opt.min_effect, down = 1.0 / (1.0 + opt.min_effect);
-  std::vector<double> mdes;
-  bool some_cell_blind = false;
+  r.rules_out_min_effect = m > 0;
   for (size_t i = 0; i < m; ++i) {
     const TestedCell& t = w.tested[i];
     CellComparison& c = r.cells[t.cell];
+    const double up = 1.0 + opt.min_effect_for(c.metric), down = 1.0 / up;
     const bool moved_faster = faster[i] < slower[i];
     c.p_value = moved_faster ? faster[i] : slower[i];
     c.p_adjusted = moved_faster ? adj_faster[i] : adj_slower[i];
@@ -69,22 +106,10 @@ void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
       c.verdict = CellVerdict::unchanged;
     // Power against a regression of this cell alone: Holm's and BH's first step is alpha / m.
     c.mde = cell_mde(t, w.alpha / static_cast<double>(m), opt.power);
-    if (c.mde)
-      mdes.push_back(*c.mde);
-    else
-      some_cell_blind = true;
-  }
-  r.drift_estimated = m > 0 && w.without_runs == 0;
-  r.rules_out_min_effect = m > 0;
-  for (const TestedCell& t : w.tested) {
-    const CellComparison& c = r.cells[t.cell];
     r.rules_out_min_effect = r.rules_out_min_effect && c.upper_bound && *c.upper_bound < up;
   }
-  if (m > 0 && !some_cell_blind) {
-    r.mde = *std::max_element(mdes.begin(), mdes.end());
-    r.mde_all_cells = *std::min_element(mdes.begin(), mdes.end());
-  }
-  r.underpowered = m > 0 && (!r.mde || *r.mde > opt.min_effect);
+  r.drift_estimated = m > 0 && w.without_runs == 0;
+  summarize_metrics(opt, r);
   if (w.without_runs > 0)
     r.warnings.push_back(
         "ONE RUN PER SIDE: " + std::to_string(w.without_runs) + " of " + std::to_string(m) +
@@ -130,24 +155,40 @@ void warn_too_few_repetitions(const GateOptions& opt, GateResult& r, GateWork& w
 
 void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w) {
   const size_t m = w.tested.size();
+  // One clause per underpowered tested metric, named when the gate tests more than one.
+  std::vector<const MetricSummary*> tested;
+  for (const MetricSummary& sum : r.metrics)
+    if (!sum.exact && sum.cells > 0) tested.push_back(&sum);
+  const std::string min_effect = SettingError::setting("min_effect");
+  std::string clauses;
+  for (const MetricSummary* sum : tested) {
+    if (!sum->underpowered) continue;
+    const std::string named = tested.size() > 1 ? " of " + sum->metric : "";
+    clauses += std::string(clauses.empty() ? "" : "; ") + "a slowdown of one cell" + named +
+               " only from " +
+               (sum->mde             ? pct(*sum->mde)
+                : w.without_runs > 0 ? std::string("(none: no run-level variance, one run a side)")
+                                     : std::string("(never)")) +
+               ", above " + min_effect + " " + pct(sum->min_effect) +
+               " (a slowdown of every cell from " +
+               (sum->mde_all_cells ? pct(*sum->mde_all_cells) : "-") + ")";
+  }
   if (r.underpowered && w.blind == 0 && m > 0)
     r.warnings.push_back(
-        "UNDERPOWERED: this gate detects a slowdown of one cell with " + pct(opt.power) +
-        " probability only from " +
-        (r.mde                ? pct(*r.mde)
-         : w.without_runs > 0 ? std::string("(none: no run-level variance, one run a side)")
-                              : std::string("(never)")) +
-        ", above " + SettingError::setting("min_effect") + " " + pct(opt.min_effect) +
-        " (a slowdown of every cell from " + (r.mde_all_cells ? pct(*r.mde_all_cells) : "-") +
+        "UNDERPOWERED: this gate detects with " + pct(opt.power) + " probability " + clauses +
         (r.rules_out_min_effect
-             ? "). But every cell's one-sided " + pct(opt.power) + " upper bound is below +" +
-                   pct(opt.min_effect) + ", so the data rule out a slowdown of " +
-                   SettingError::setting("min_effect") + " in any cell."
-             : "). A pass does not rule out a regression of " +
-                   SettingError::setting("min_effect") + "; measure more rounds or repetitions" +
+             ? ". But every cell's one-sided " + pct(opt.power) +
+                   " upper bound is below 1 + its min effect, so the data rule out a slowdown of " +
+                   min_effect + " in any cell."
+             : ". A pass does not rule out a regression of " + min_effect +
+                   "; measure more rounds or repetitions" +
                    (opt.require_power ? ". " + SettingError::setting("require_power") +
                                             " makes the gate inconclusive."
                                       : std::string("."))));
+  if (w.exact_head_missing > 0)
+    r.warnings.push_back(std::to_string(w.exact_head_missing) +
+                         " cells have an exact metric (peak memory) measured on the base but not "
+                         "on the head, and it is not compared for them");
   if (w.head_failed)
     r.warnings.push_back("some cells ran on base but have no ok samples on head (see notes)");
   if (!w.left_out.empty())
@@ -196,7 +237,9 @@ void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w) {
   // gate is powered for min_effect; else, while a later look could still decide, ask for another
   // round. Each look's alpha is alpha / max_looks.
   if (opt.max_looks > 1) {
-    const bool futile = opt.futility && opt.min_effect > 0.0 && r.rules_out_min_effect;
+    bool futile = opt.futility && r.rules_out_min_effect;
+    for (const MetricSummary& sum : r.metrics)
+      futile = futile && (sum.exact || sum.cells == 0 || sum.min_effect > 0.0);
     if (r.verdict == GateVerdict::regression)
       r.next_reason = "regression";
     else if (w.structural)

@@ -28,29 +28,41 @@ const std::vector<std::string>& timing_env_fields() {
   return f;
 }
 
-std::vector<double> repetition_tpot(const CellResult& cell, int* unusable) {
+std::vector<double> repetition_values(const CellResult& cell, const MetricDef& metric,
+                                      int* unusable) {
   std::vector<double> out;
-  if (!cell.samples.decode_ms.empty()) {
-    for (const std::vector<double>& steps : cell.samples.decode_ms) {
-      if (steps.empty()) {
+  const auto& s = cell.samples;
+  if (!s.decode_ms.empty()) {
+    for (size_t i = 0; i < s.decode_ms.size(); ++i) {
+      const std::vector<double>& steps = s.decode_ms[i];
+      const bool needs_decode = metric.per_repetition != PerRepetition::prefill_ms;
+      if ((needs_decode && steps.empty()) || (!needs_decode && i >= s.prefill_ms.size())) {
         if (unusable) ++*unusable;
         continue;
       }
-      const auto t = repetition_tpot_ms(cell.key, std::accumulate(steps.begin(), steps.end(), 0.0),
-                                        static_cast<int>(steps.size()));
-      if (t && usable(*t))
-        out.push_back(*t);
+      const RepetitionTotals totals{i < s.prefill_ms.size() ? s.prefill_ms[i] : 0.0,
+                                    std::accumulate(steps.begin(), steps.end(), 0.0),
+                                    static_cast<int>(steps.size())};
+      const auto v = repetition_value(metric.per_repetition, cell.key, totals);
+      if (v && usable(*v))
+        out.push_back(*v);
       else if (unusable)
         ++*unusable;
     }
     return out;
   }
-  auto it = cell.metrics.find("tpot_ms");
+  auto it = cell.metrics.find(metric.name);
   if (it != cell.metrics.end() && usable(it->second)) out.push_back(it->second);
   return out;
 }
 
-std::map<CellKey, CellPool> pool_cells(const std::vector<Run>& runs) {
+std::vector<double> repetition_tpot(const CellResult& cell, int* unusable) {
+  return repetition_values(cell, *find_metric("tpot_ms"), unusable);
+}
+
+std::map<CellKey, CellPool> pool_cells(const std::vector<Run>& runs, const std::string& metric) {
+  const MetricDef* def = find_metric(metric);
+  const bool per_repetition = def && def->per_repetition != PerRepetition::per_cell;
   std::map<CellKey, CellPool> pools;
   for (const Run& run : runs) {
     for (const CellResult& cell : run.cells) {
@@ -60,9 +72,15 @@ std::map<CellKey, CellPool> pool_cells(const std::vector<Run>& runs) {
                               (cell.reason ? " (" + *cell.reason + ")" : ""));
         continue;
       }
-      const std::vector<double> t = repetition_tpot(cell, &pool.unusable);
+      std::vector<double> t;
+      if (per_repetition) {
+        t = repetition_values(cell, *def, &pool.unusable);
+      } else if (auto it = cell.metrics.find(metric);
+                 it != cell.metrics.end() && std::isfinite(it->second) && it->second >= 0.0) {
+        t.push_back(it->second);  // one value per run: a deterministic per-cell metric
+      }
       if (t.empty()) continue;
-      pool.tpot.insert(pool.tpot.end(), t.begin(), t.end());
+      pool.values.insert(pool.values.end(), t.begin(), t.end());
       pool.by_run.push_back(t);
       ++pool.runs;
     }

@@ -1,10 +1,12 @@
-// What the gate compares: per-repetition tpot samples pooled across the stored runs of one commit,
-// and whether two sets of runs ran on comparable environments.
+// What the gate compares: per-repetition values of a metric (tpot, prefill) pooled across the
+// stored runs of one commit, or one value per run of a deterministic metric (peak memory), and
+// whether two sets of runs ran on comparable environments.
 #pragma once
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/metrics.h"
 #include "core/run.h"
 #include "stats/two_level.h"
 
@@ -17,16 +19,24 @@ namespace pg::stats {
 // left out and counted in `*unusable` when given, so the gate can say so.
 std::vector<double> repetition_tpot(const CellResult& cell, int* unusable = nullptr);
 
+// The same for any metric with a per-repetition definition (core/metrics.h: tpot_ms,
+// prefill_ms, ...); a cell without samples falls back to its stored metric value.
+std::vector<double> repetition_values(const CellResult& cell, const MetricDef& metric,
+                                      int* unusable = nullptr);
+
 struct CellPool {
-  std::vector<double> tpot;         // pooled over every run whose cell is ok
+  std::vector<double> values;       // the metric's values (tpot by default), every ok run pooled
   RunGroups by_run;                 // the same samples, one group per contributing run
   int runs = 0;                     // runs that contributed samples
   int unusable = 0;                 // repetitions left out: zero, negative or non-finite tpot
   std::vector<std::string> failed;  // "oom (reason)" for each run where the cell was not ok
 };
 
-// Every cell key seen in `runs`, with its pooled samples.
-std::map<CellKey, CellPool> pool_cells(const std::vector<Run>& runs);
+// Every cell key seen in `runs`, with its pooled samples of `metric`: per repetition for a metric
+// that has them, else one value per run (its stored metric, e.g. peak_alloc_bytes; runs without
+// it give none).
+std::map<CellKey, CellPool> pool_cells(const std::vector<Run>& runs,
+                                       const std::string& metric = "tpot_ms");
 
 // Environment fields that do not split a stored series but change timing, so runs that differ in
 // them are not comparable: the CPU thread count (PERFGATE_CPU_THREADS), the timing mode

@@ -18,14 +18,20 @@ struct GateWork {
   std::vector<std::string> left_out;
   bool head_failed = false;
   int skipped_both_failed = 0, base_only = 0;
-  int blind = 0;            // tested cells whose deciding test can never reach significance
-  int without_runs = 0;     // tested cells without a run-level test
-  bool structural = false;  // incomparable, missing baseline or nothing to compare
+  int exact_head_missing = 0;  // exact-metric cells the base measured and the head did not
+  int blind = 0;               // tested cells whose deciding test can never reach significance
+  int without_runs = 0;        // tested cells without a run-level test
+  bool structural = false;     // incomparable, missing baseline or nothing to compare
 };
 
 // Every cell of the head, with no-baseline / incomparable verdicts; the others tested.
 void collect_cells(const std::vector<Run>& base_runs, const std::vector<Run>& head_runs,
                    const std::string& env_diff, const GateOptions& opt, GateResult& r, GateWork& w);
+
+// An exact metric's cell: the largest value of each side (one per run), a regression when the
+// head exceeds the base by more than `relative` and by more than `absolute` units.
+void compare_exact(CellComparison& c, const CellPool& base, const CellPool& head, double relative,
+                   double absolute);
 
 // p-values adjusted across the tested cells, each cell's verdict and minimum detectable effect,
 // the gate's MDE and whether it is underpowered.

@@ -98,7 +98,8 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
   pg::app::GateSettings settings = app.options().gate_settings;
   try {
     settings.gate.alpha = number_param(req, "alpha", settings.gate.alpha);
-    if (auto m = query_param(req, "min_effect", 32)) pg::app::set_min_effect(settings, *m);
+    if (auto m = query_param(req, "min_effect", 128)) pg::app::set_min_effect(settings, *m);
+    if (auto m = query_param(req, "metrics", 128)) pg::app::set_metrics(settings, *m);
     if (auto c = query_param(req, "correction", 16)) settings.gate.correction = *c;
     pg::app::validate(settings);
   } catch (const SettingError& e) {
@@ -113,7 +114,7 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
       << head << '\n'
       << base_sha << head_sha << '\n'
       << settings.gate.alpha << '/' << pg::app::min_effect_text(settings) << '/'
-      << settings.gate.correction << '\n'
+      << pg::app::metrics_text(settings) << '/' << settings.gate.correction << '\n'
       << device.value_or("");
   return app.compare_cache().get(key.str(), gen, [&] {
     auto v = std::make_shared<CompareView>();

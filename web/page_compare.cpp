@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "core/cell_label.h"
 #include "web/html.h"
@@ -35,6 +36,20 @@ std::string compare_form(const CommitCatalog& catalog, const std::string& base,
          html_escape(c.subject + " · " + c.time) + "\"></option>";
   }
   return h + "</datalist>";
+}
+
+// Which metric a cell of the compare table is of, when it is not decode latency: " · memory".
+std::string metric_suffix(const CellComparison& c) {
+  if (c.metric == "tpot_ms") return "";
+  return c.metric == "peak_alloc_bytes" ? " · memory" : " · " + c.metric;
+}
+
+// A cell's value in its unit: "0.713 ms", "1.50 GiB".
+std::string value_text(double v, const std::string& metric) {
+  if (metric.find("bytes") == std::string::npos) return fmt_num(v) + " ms";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", v / (1024.0 * 1024 * 1024));
+  return buf;
 }
 
 std::string num_cell(const std::optional<double>& v, const std::string& text,
@@ -101,10 +116,14 @@ std::string power_text(const GateResult& r) {
   const std::string power = pct_setting(r.options.power);
   std::string h;
   if (r.underpowered) {
-    h += "<div class=\"card blind\" id=\"gate-blind\"><b>This gate was blind to its own min "
-         "effect.</b> It sees a slowdown of one cell from <b>" +
-         pct_or(r.mde) + "</b> (with " + power + " power), larger than the min effect of " +
-         pct_setting(r.options.min_effect) +
+    h += std::string(
+             "<div class=\"card blind\" id=\"gate-blind\"><b>This gate was blind to its own "
+             "min effect.</b> ") +
+         (r.drift_estimated ? ""
+                            : "With one run a side nothing measures the drift between runs, so "
+                              "no power can be stated. ") +
+         "It sees a slowdown of one cell from <b>" + pct_or(r.mde) + "</b> (with " + power +
+         " power), larger than the min effect of " + pct_setting(r.options.min_effect) +
          ": a \"pass\" or \"unchanged\" here does not rule out a "
          "slowdown of that size. Measure more runs per side to see smaller changes.</div>";
   }
@@ -196,22 +215,26 @@ std::string answer(const CompareView& v, const CommitCatalog& catalog) {
   const GateResult& r = v.result;
   const std::string verdict = to_string(r.verdict);
   std::map<std::string, int> counts;
+  std::set<CellKey> keys, regressed_keys;  // a cell regressed when any of its metrics did
   const CellComparison* worst = nullptr;
   for (const auto& c : r.cells) {
     ++counts[to_string(c.verdict)];
+    keys.insert(c.key);
+    if (c.verdict == CellVerdict::regression) regressed_keys.insert(c.key);
     if (c.verdict == CellVerdict::regression && c.ratio && (!worst || *c.ratio > *worst->ratio))
-      worst = &c;
+      worst = &c;  // of any metric
   }
   std::string h =
       "<div class=\"card answer\"><div class=\"verdict\"><span id=\"verdict\" "
       "class=\"badge big " +
       html_escape(verdict == "regression" ? "fail" : verdict) + "\">" + html_escape(verdict) +
       "</span><span id=\"verdict-summary\">";
-  const int regressed = counts["regression"];
-  h += std::to_string(regressed) + " of " + std::to_string(r.cells.size()) + " cell" +
-       (r.cells.size() == 1 ? "" : "s") + " regressed";
+  h += std::to_string(regressed_keys.size()) + " of " + std::to_string(keys.size()) + " cell" +
+       (keys.size() == 1 ? "" : "s") + " regressed";
   if (worst)
-    h += "; worst <b>" + html_escape(worst->key.model + " · " + cell_label(worst->key, false)) +
+    h += "; worst <b>" +
+         html_escape(worst->key.model + " · " + cell_label(worst->key, false) +
+                     metric_suffix(*worst)) +
          "</b> <span class=\"change regression\">" + pct(*worst->ratio - 1.0) + "</span>";
   h += "</span></div><p class=\"muted small\">";
   bool first = true;
@@ -288,19 +311,24 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
     const CellKey& k = c.key;
     const int64_t sid = i < v.series_ids.size() ? v.series_ids[i] : 0;
     const std::string label = html_escape(k.model + " · " + cell_label(k, false));
-    h += "<tr><td class=\"cellname\" data-v=\"" + label + "\">" +
+    // The metric on a line of its own, so that it adds no width to the table.
+    const std::string metric = metric_suffix(c);
+    h += "<tr><td class=\"cellname\" data-v=\"" + label + html_escape(metric) + "\">" +
          (sid ? "<a href=\"/series/" + std::to_string(sid) + "\" title=\"trend of this cell\">" +
                     label + "</a>"
               : label) +
+         (metric.empty()
+              ? ""
+              : "<br><span class=\"muted small\">" + html_escape(metric.substr(4)) + "</span>") +
          "</td><td class=\"hide-narrow\">" + html_escape(k.device) + "</td>";
-    h += num_cell(c.base_median, c.base_median ? fmt_num(*c.base_median) + " ms" : "",
+    h += num_cell(c.base_median, c.base_median ? value_text(*c.base_median, c.metric) : "",
                   "hide-narrow");
-    h += num_cell(c.head_median, c.head_median ? fmt_num(*c.head_median) + " ms" : "",
+    h += num_cell(c.head_median, c.head_median ? value_text(*c.head_median, c.metric) : "",
                   "hide-narrow");
     std::optional<double> change;
     if (c.ratio) change = 100.0 * (*c.ratio - 1.0);
     h += num_cell(change, change_text(c));
-    h += mde_cell(c, r.options.min_effect);
+    h += mde_cell(c, r.options.min_effect_for(c.metric));
     h += num_cell(c.p_adjusted, c.p_adjusted ? fmt_num(*c.p_adjusted) : "", "hide-narrow");
     const std::string cv = to_string(c.verdict);
     h += "<td data-v=\"" + html_escape(cv) + "\"><span class=\"badge " + html_escape(cv) + "\">" +

@@ -84,10 +84,37 @@ TEST(GateSettings, MinEffectIsANumberOrAuto) {
   EXPECT_THROW(validate(s), SettingError);
 }
 
+TEST(GateSettings, MinEffectTakesPerMetricValuesAndMetricsAList) {
+  GateSettings s;
+  set_min_effect(s, "0.02,prefill_ms=0.1,peak_alloc_bytes=0");
+  EXPECT_DOUBLE_EQ(s.gate.min_effect, 0.02);
+  EXPECT_DOUBLE_EQ(s.gate.min_effect_for("prefill_ms"), 0.1);
+  EXPECT_DOUBLE_EQ(s.gate.min_effect_for("peak_alloc_bytes"), 0.0);
+  EXPECT_DOUBLE_EQ(s.gate.min_effect_for("tpot_ms"), 0.02);
+  EXPECT_EQ(min_effect_text(s), "0.02,peak_alloc_bytes=0,prefill_ms=0.1");
+  set_min_effect(s, "auto,prefill_ms=0.2");
+  EXPECT_TRUE(s.min_effect_auto);
+  EXPECT_EQ(min_effect_text(s), "auto,prefill_ms=0.2");
+  set_metrics(s, "tpot_ms,prefill_ms");
+  EXPECT_EQ(metrics_text(s), "tpot_ms,prefill_ms");
+  validate(s);
+  for (const char* bad : {"=0.1", "prefill_ms=", "prefill_ms=x", "0.1,,"})
+    EXPECT_THROW(set_min_effect(s, bad), SettingError) << bad;
+  EXPECT_THROW(set_metrics(s, "tpot_ms,"), SettingError);
+  set_metrics(s, "tpot_ms,itl_p50_ms");
+  try {
+    validate(s);
+    ADD_FAILURE() << "accepted an ungated metric";
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.setting, "metrics");
+  }
+}
+
 TEST(GateSettings, EveryNameIsListedOnce) {
   const auto& names = gate_setting_names();
-  for (const char* n : {"alpha", "min_effect", "min_effect_floor", "power", "require_power", "look",
-                        "max_looks", "correction", "seed", "allow_missing_baseline"})
+  for (const char* n :
+       {"alpha", "min_effect", "min_effect_floor", "power", "require_power", "look", "max_looks",
+        "correction", "seed", "allow_missing_baseline", "metrics", "memory_tolerance_bytes"})
     EXPECT_EQ(std::count(names.begin(), names.end(), n), 1) << n;
 }
 

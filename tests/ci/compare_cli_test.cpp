@@ -177,6 +177,50 @@ TEST_F(CompareCli, TwoLevelFieldsAutoMinEffectAndSequentialLooksInTheJson) {
   compare_json({"--base", base, "--head", head, "--min-effect", "0.0001", "--require-power"}, 3);
 }
 
+TEST_F(CompareCli, MetricsFlagGatesPrefillAndMemoryEachNamedInTheReport) {
+  // Peak memory doubled on the head, tpot and prefill unchanged: the default metrics (decode
+  // latency and memory) fail the gate on memory, and the report names the metric.
+  auto store_with_memory = [&](const std::string& sha, double bytes, uint32_t seed) {
+    Store s(db);
+    for (int r = 0; r < 3; ++r) {
+      pg::Run run = test::synthetic_run(sha, keys, noisy(1.0, 10, seed + 97 * r), test::cpu_env());
+      for (CellResult& c : run.cells) c.metrics["peak_alloc_bytes"] = bytes;
+      s.import_run(run);
+    }
+  };
+  store_with_memory(base, 1e9, 41);
+  store_with_memory(head, 2e9, 42);
+  auto j = compare_json({"--base", base, "--head", head}, 1);
+  ASSERT_EQ(j["cells"].size(), 2 * keys.size());
+  EXPECT_EQ(j["cells"][0]["metric"], "tpot_ms");  // decode latency's cells first, as before
+  int memory_regressions = 0;
+  for (const auto& c : j["cells"])
+    memory_regressions +=
+        c["metric"] == "peak_alloc_bytes" && c["verdict"] == "regression" && c["test"] == "exact";
+  EXPECT_EQ(memory_regressions, int(keys.size()));
+  ASSERT_EQ(j["metrics"].size(), 2u);
+  EXPECT_EQ(j["metrics"][1]["kind"], "exact");
+  EXPECT_EQ(j["metrics"][1]["tolerance_bytes"], 1048576.0);
+  auto table = compare({"--base", base, "--head", head});
+  EXPECT_NE(table.out.find("in peak memory (peak_alloc_bytes)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("[peak_alloc_bytes]"), std::string::npos) << table.out;
+  // Decode latency and prefill only, prefill with its own min effect: a pass.
+  auto tested = compare_json({"--base", base, "--head", head, "--metrics", "tpot_ms,prefill_ms",
+                              "--min-effect", "0.05,prefill_ms=0.1"},
+                             0);
+  ASSERT_EQ(tested["metrics"].size(), 2u);
+  EXPECT_EQ(tested["metrics"][1]["metric"], "prefill_ms");
+  EXPECT_EQ(tested["metrics"][1]["min_effect"], 0.1);
+  EXPECT_EQ(tested["cells"].back()["metric"], "prefill_ms");
+  // Bad settings are usage errors that name the flag.
+  auto bad = compare({"--base", base, "--head", head, "--metrics", "tpot_ms,bogus"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--metrics must be among"), std::string::npos) << bad.err;
+  bad = compare({"--base", base, "--head", head, "--min-effect", "0.05,prefill_ms=0.1"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("which is not among --metrics"), std::string::npos) << bad.err;
+}
+
 TEST_F(CompareCli, MergeBaseIsResolvedWithGit) {
   store_runs(base, 1, 1.0, 7);
   store_runs(head, 1, 1.0, 8);

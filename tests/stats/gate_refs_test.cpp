@@ -4,6 +4,7 @@
 // minimum detectable effect and the verdict. Run on the committed fixture and, by ctest, live.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -50,20 +51,27 @@ struct Case {
   std::vector<RefLine> lines;
 };
 
-// The runs of one side of a case: run i holds every cell with more than i runs on that side.
+// The runs of one side of a case: run i holds every cell with more than i runs on that side;
+// its decode steps give the tpot_ms line's values, its prefill samples the prefill_ms line's.
 std::vector<Run> side_runs(const std::vector<RefLine>& lines, size_t field, int first_id) {
-  std::map<int, std::vector<std::vector<double>>> cells;
+  std::map<int, std::map<std::string, std::vector<std::vector<double>>>> cells;
   size_t most = 0;
   for (const RefLine& l : lines) {
-    cells[std::stoi(l.fields[0])] = runs_of(l.fields[field]);
-    most = std::max(most, cells[std::stoi(l.fields[0])].size());
+    auto& runs = cells[std::stoi(l.fields[0])][l.fields[1]];
+    runs = runs_of(l.fields[field]);
+    most = std::max(most, runs.size());
   }
   std::vector<Run> out;
   for (size_t i = 0; i < most; ++i) {
-    std::map<CellKey, std::vector<double>> run;
-    for (const auto& [cell, runs] : cells)
-      if (i < runs.size()) run[test::cell_key(1 + cell, 64)] = runs[i];
-    out.push_back(test::make_run(first_id + int(i), run));
+    Run run = test::make_run(first_id + int(i), {});
+    for (auto& [cell, metrics] : cells) {
+      const auto& tpot = metrics["tpot_ms"];
+      if (i >= tpot.size()) continue;
+      CellResult c = test::cell_with_tpot(test::cell_key(1 + cell, 64), tpot[i]);
+      if (metrics.contains("prefill_ms")) c.samples.prefill_ms = metrics["prefill_ms"][i];
+      run.cells.push_back(c);
+    }
+    out.push_back(run);
   }
   return out;
 }
@@ -76,10 +84,17 @@ TEST(GateRefs, EveryCellAgreesWithScipyAndStatsmodels) {
     std::string name;
     Case& c = cases[(ss >> name, name)];
     ss >> c.opt.correction >> c.opt.alpha >> c.opt.power;
-    c.opt.min_effect = std::stod(r.fields[2]);
+    const std::string& metric = r.fields[1];
+    if (c.lines.empty()) c.opt.metrics.clear();
+    if (std::find(c.opt.metrics.begin(), c.opt.metrics.end(), metric) == c.opt.metrics.end())
+      c.opt.metrics.push_back(metric);
+    if (metric == "tpot_ms")
+      c.opt.min_effect = std::stod(r.fields[2]);
+    else
+      c.opt.metric_min_effect[metric] = std::stod(r.fields[2]);
     c.lines.push_back(r);
   }
-  ASSERT_GE(cases.size(), 5u);
+  ASSERT_GE(cases.size(), 6u);
   for (const auto& [name, c] : cases) {
     const GateResult g =
         evaluate_gate("b", side_runs(c.lines, 3, 1), "h", side_runs(c.lines, 4, 100), c.opt);

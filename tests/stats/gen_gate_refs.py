@@ -9,7 +9,8 @@ tests/stats/gate_refs_test.cpp checks evaluate_gate against the fresh values. On
 metric per line, fields separated by ' | ', numbers as repr(), "None" where the gate reports null:
 
   gate CASE CORRECTION ALPHA POWER | cell | metric | min_effect | base | head | verdict | ratio |
-    ci_low | ci_high | p_value | p_adjusted | mann_whitney_p | upper_bound | mde | test
+    ci_low | ci_high | p_value | p_adjusted | mann_whitney_p | upper_bound | mde | test |
+    mw_p_adjusted
 
 base/head: the runs of one side, separated by ';', repetitions by ','. The rule, per test:
   - 2+ runs in all beyond one a side (df = k_base + k_head - 2 >= 1): the t test on run means of
@@ -148,6 +149,11 @@ def main():
     # One run a side: the pooled Mann-Whitney decides, assuming no drift.
     lines += gate_case("one-run", "holm", 0.01, 0.95,
                        cells(rng, 4, 1, 1, 10, 0.0, 0.01, {3: 1.15}))
+    # Two tested metrics in one family: decode latency (min effect 5%) and prefill (min effect
+    # 10%), 6 cells, 3 runs x 8 repetitions; the run structure is shared, the values are not.
+    tpot = cells(rng, 6, 3, 3, 8, 0.003, 0.01, {1: 1.10})
+    prefill = cells(rng, 6, 3, 3, 8, 0.003, 0.01, {4: 1.3, 2: 1.06}, "prefill_ms", 0.10)
+    lines += gate_case("metrics", "holm", 0.01, 0.95, tpot + prefill)
     text = "\n".join(lines) + "\n"
     if len(sys.argv) > 1:
         with open(sys.argv[1], "w") as f:

@@ -36,7 +36,8 @@ def main():
     db = os.path.join(tmp, "gates.db")
     subprocess.run([args.seed, "--db", db, "--commits", "16", "--step-at", "8", "--envs", "1",
                     "--models", "tiny", "--batch-sizes", "1,4", "--seq-lens", "16",
-                    "--gen-tokens", "8", "--reps", "5"], check=True, stdout=subprocess.DEVNULL)
+                    "--gen-tokens", "8", "--reps", "5", "--runs-per-commit", "2"], check=True,
+                   stdout=subprocess.DEVNULL)
     token_file = os.path.join(tmp, "token")
     with open(token_file, "w") as f:
         f.write(TOKEN + "\n")
