@@ -113,7 +113,8 @@ void validate_gate_options(const GateOptions& o) {
   }
   for (const auto& [m, v] : o.metric_min_effect) {
     if (std::find(o.metrics.begin(), o.metrics.end(), m) == o.metrics.end())
-      throw GateOptionError("min_effect", "is given for " + m + ", which is not among metrics");
+      throw GateOptionError("min_effect", "is given for " + m + ", which is not among " +
+                                              SettingError::setting("metrics"));
     if (!(v >= 0.0 && std::isfinite(v)))
       throw GateOptionError("min_effect",
                             "of " + m + " must be a finite number >= 0, got " + num(v));

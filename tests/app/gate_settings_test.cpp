@@ -106,7 +106,7 @@ TEST(GateSettings, MinEffectTakesPerMetricValuesAndMetricsAList) {
     validate(s);
     ADD_FAILURE() << "accepted an ungated metric";
   } catch (const SettingError& e) {
-    EXPECT_EQ(e.setting, "metrics");
+    EXPECT_EQ(e.settings().front(), "metrics");
   }
 }
 

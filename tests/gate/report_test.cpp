@@ -367,7 +367,7 @@ GateResult hostile_result() {
 
 TEST(TableReport, TextFromMeasuredCodeStartsNoCommandAndStaysOnItsLine) {
   const GateResult r = hostile_result();
-  const ReportInfo info{"main\n::error::spelled", "HEAD", "git", "git", {"note\r::error::x"}};
+  const ReportInfo info{"main\n::error::spelled", "HEAD", "git", "git", {"note\r::error::x"}, {}};
   for (bool color : {false, true}) {
     std::string out = render(GateTableReporter{color}, r, info);
     if (color) {  // perfgate's own colours are the only escape sequences
@@ -381,7 +381,7 @@ TEST(TableReport, TextFromMeasuredCodeStartsNoCommandAndStaysOnItsLine) {
 }
 
 TEST(MarkdownReport, TextFromMeasuredCodeStartsNoCommandAndStaysOnItsLine) {
-  const ReportInfo info{"main\n::error::spelled", "HEAD", "git", "git", {"note\r::error::x"}};
+  const ReportInfo info{"main\n::error::spelled", "HEAD", "git", "git", {"note\r::error::x"}, {}};
   expect_inert_log(render(GateMarkdownReporter{}, hostile_result(), info));
 }
 

@@ -137,8 +137,8 @@ TEST(GateMetrics, BadMetricSettingsNameTheSetting) {
     validate_gate_options(opt);
     FAIL() << "accepted an ungated metric";
   } catch (const GateOptionError& e) {
-    EXPECT_EQ(e.option, "metrics");
-    EXPECT_NE(e.problem.find("peak_alloc_bytes"), std::string::npos) << e.problem;
+    EXPECT_EQ(e.settings().front(), "metrics");
+    EXPECT_NE(std::string(e.what()).find("peak_alloc_bytes"), std::string::npos) << e.what();
   }
   opt.metrics = {"tpot_ms", "tpot_ms"};
   EXPECT_THROW(validate_gate_options(opt), GateOptionError);
