@@ -21,13 +21,24 @@
 # variables named in PERFGATE_PASS_ENV and the few set here.
 #
 #   PG_SANDBOX   the directory (set by pg_sandbox_create, kept in the job state)
+#
+# A job measures two sides, the merge-base and the head, each a clone in the job's directory:
+# $PG_SANDBOX/base and $PG_SANDBOX/head (or main, for a push). In the container a side's command
+# can write only its own clone, its build directory (build-SIDE) and its own state (side-SIDE:
+# HOME, TMPDIR, the compiler and Python caches, its results and scratch database); the other
+# side is read-only. So the head's code cannot edit the base's model, plant a module in the
+# base's HOME or an object in its compiler cache, and make the base slower to hide its own
+# regression. (With PERFGATE_SANDBOX=none both sides run as one user with no wall between them.)
 
 # Runs CMD... in DIR as the sandbox user, with the clean environment but no container: the
 # trusted side's own chores in the job's directory (create it, read a result out, remove it).
-pg_as_sandbox_user() {
-  local dir=$1
-  shift
-  pg_sandbox_env
+pg_as_sandbox_user() { pg_as_side_user "" "$@"; }
+
+# Runs CMD... in DIR as the sandbox user with SIDE's environment (HOME, caches), no container.
+pg_as_side_user() {
+  local side=$1 dir=$2
+  shift 2
+  pg_sandbox_env "$side"
   # shellcheck disable=SC2016  # $0 and $@ expand in the sandbox's shell
   pg_switch_user env -i "${PG_SANDBOX_ENV[@]}" bash -c 'cd "$0" && umask 022 && exec "$@"' "$dir" "$@"
 }
@@ -44,10 +55,26 @@ pg_switch_user() {
   fi
 }
 
-# The environment measured code gets (PG_SANDBOX_ENV, an array).
+# The side (base, head, main) that a path in the job's directory belongs to: its clone, its build
+# directory or its state. Empty for anything else (the job's own set-up).
+pg_sandbox_side() {
+  local rel=${1#"$PG_SANDBOX"/}
+  [ "$rel" != "$1" ] || return 0
+  rel=${rel%%/*}
+  rel=${rel#build-}
+  rel=${rel#side-}
+  case $rel in base | head | main) echo "$rel" ;; esac
+}
+
+# The writable state of SIDE (or of the job's set-up, for an empty SIDE).
+pg_sandbox_state() { echo "$PG_SANDBOX${1:+/side-$1}"; }
+
+# The environment measured code of SIDE gets (PG_SANDBOX_ENV, an array).
 pg_sandbox_env() {
-  PG_SANDBOX_ENV=("PATH=$PATH" "LANG=C.UTF-8" "HOME=$PG_SANDBOX/home" "TMPDIR=$PG_SANDBOX/tmp"
-    "CCACHE_DIR=$PG_SANDBOX/ccache" "XDG_CACHE_HOME=$PG_SANDBOX/cache")
+  local state
+  state=$(pg_sandbox_state "${1:-}")
+  PG_SANDBOX_ENV=("PATH=$PATH" "LANG=C.UTF-8" "HOME=$state/home" "TMPDIR=$state/tmp"
+    "CCACHE_DIR=$state/ccache" "XDG_CACHE_HOME=$state/cache")
   local var
   for var in $PERFGATE_PASS_ENV PERFGATE_BUILD_DIR PERFGATE_PYTHON CUDA_VISIBLE_DEVICES \
     NVIDIA_VISIBLE_DEVICES; do
@@ -68,9 +95,9 @@ pg_sandbox_env() {
   fi
 }
 
-# The bubblewrap command line of one container (PG_BWRAP, an array) that runs in DIR.
+# The bubblewrap command line of one container (PG_BWRAP, an array) that runs in DIR, for SIDE.
 pg_bwrap_args() {
-  local dir=$1 path
+  local dir=$1 side=$2 path
   PG_BWRAP=(bwrap --die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts
     --unshare-cgroup-try --ro-bind / / --dev /dev --proc /proc)
   # The GPU's device nodes (NVIDIA's and DRM's), where the host has them.
@@ -80,8 +107,16 @@ pg_bwrap_args() {
   for path in /tmp /var/tmp /run/lock /run/user /run/shm; do
     if [ -d "$path" ] && [ ! -L "$path" ]; then PG_BWRAP+=(--tmpfs "$path"); fi
   done
-  # The job's directory, the one writable place, after the tmpfs that may hold its mount point.
-  PG_BWRAP+=(--bind "$PG_SANDBOX" "$PG_SANDBOX" --chdir "$dir" --)
+  # The writable places, after the tmpfs that may hold their mount point: a side's own clone,
+  # build directory and state; the whole job's directory only for the job's set-up.
+  if [ -z "$side" ]; then
+    PG_BWRAP+=(--bind "$PG_SANDBOX" "$PG_SANDBOX")
+  else
+    for path in "$PG_SANDBOX/$side" "$PG_SANDBOX/build-$side" "$PG_SANDBOX/side-$side"; do
+      if [ -d "$path" ]; then PG_BWRAP+=(--bind "$path" "$path"); fi
+    done
+  fi
+  PG_BWRAP+=(--chdir "$dir" --)
 }
 
 # Runs CMD... (measured code) in DIR as the sandbox user, inside a fresh container. Its output,
@@ -94,14 +129,16 @@ pg_untrusted() {
   shift
   token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
   echo "::stop-commands::$token" >&2
+  local side
+  side=$(pg_sandbox_side "$dir")
   if [ "$PERFGATE_SANDBOX" = bwrap ]; then
-    pg_sandbox_env
-    pg_bwrap_args "$dir"
+    pg_sandbox_env "$side"
+    pg_bwrap_args "$dir" "$side"
     # shellcheck disable=SC2016  # $@ expands in the sandbox's shell
     pg_switch_user env -i "${PG_SANDBOX_ENV[@]}" "${PG_BWRAP[@]}" \
       bash -c 'umask 022 && exec "$@"' _ "$@" >&2 || rc=$?
   else
-    pg_as_sandbox_user "$dir" "$@" >&2 || rc=$?
+    pg_as_side_user "$side" "$dir" "$@" >&2 || rc=$?
   fi
   echo "::$token::" >&2
   return "$rc"
@@ -151,6 +188,8 @@ pg_sandbox_create() {
 pg_sandbox_clone() {
   local repo=$1 sha=$2 name=$3 dest="$PG_SANDBOX/$3"
   pg_as_sandbox_user "$PG_SANDBOX" git clone -q --no-checkout --no-hardlinks "$repo" "$name" >&2
+  pg_as_sandbox_user "$PG_SANDBOX" mkdir -p "side-$name/home" "side-$name/tmp" "side-$name/ccache" \
+    "side-$name/cache" "side-$name/runs"
   # The checkout runs the clone's own hooks and filters: measured code's, so in the container.
   pg_untrusted "$dest" git -c advice.detachedHead=false checkout -q --detach "$sha"
   echo "$dest"
@@ -203,14 +242,15 @@ pg_bench() {
   [ -n "$PERFGATE_RUN_ARGS" ] && extra=($PERFGATE_RUN_ARGS)
   shift 3
   PG_BENCH_SEQ=$((${PG_BENCH_SEQ:-0} + 1))
-  local json
-  json="$PG_SANDBOX/runs/run-$(date +%s)-$$-$PG_BENCH_SEQ.json"
+  local state json
+  state=$(pg_sandbox_state "$(pg_sandbox_side "$repo")")
+  json="$state/runs/run-$(date +%s)-$$-$PG_BENCH_SEQ.json"
   # The trusted sweep, written afresh before every run: measured code cannot edit it for later runs.
   # shellcheck disable=SC2016  # $1 expands in the sandbox user's shell
-  pg_as_sandbox_user "$PG_SANDBOX" bash -c 'rm -f "$1" && cat >"$1"' _ "$PG_SANDBOX/sweep.toml" <"$SWEEP"
+  pg_as_sandbox_user "$PG_SANDBOX" bash -c 'rm -f "$1" && cat >"$1"' _ "$state/sweep.toml" <"$SWEEP"
   local rc=0
-  pg_untrusted "$repo" "$bin" run --config "$PG_SANDBOX/sweep.toml" --repo "$repo" \
-    --db "$PG_SANDBOX/scratch.db" --json "$json" "${extra[@]}" "$@" || rc=$?
+  pg_untrusted "$repo" "$bin" run --config "$state/sweep.toml" --repo "$repo" \
+    --db "$state/scratch.db" --json "$json" "${extra[@]}" "$@" || rc=$?
   if ! pg_sandbox_read "$json" | (umask 077 && "$(pg_trusted_bin)" import --fresh-uuids --db "$db" -) >&2; then
     pg_log "the run left no valid result ($json); nothing stored"
     [ "$rc" -ne 0 ] || rc=4

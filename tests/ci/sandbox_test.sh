@@ -9,7 +9,8 @@
 #     attacker's model);
 #   a file in every shared temporary directory (/tmp, /var/tmp, /dev/shm, /run/lock) and in a
 #     directory the run-as user owns outside the sandbox (its home, say);
-#   a symlink planted where the trusted side reads a result: pg_sandbox_read refuses it.
+#   a symlink planted where the trusted side reads a result: pg_sandbox_read refuses it;
+#   the head's code writing the base's clone, HOME, compiler cache or build (one job's two sides).
 # Usage: sandbox_test.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -147,6 +148,41 @@ if [ -x /usr/bin/python3 ]; then
 else
   echo "ok   - /usr/bin/python3 is missing: the harness check needs a Python every user can run"
 fi
+
+# --- the two sides of one job: the head cannot touch the base -----------------------------------
+# A pull request's prepare (or benchmark) that makes the base slower would hide its own
+# regression: it edits the base's model, plants a module in the base's HOME, or an object in
+# the base's compiler cache. Each side's container writes only its own clone, build and state.
+repo="$tmp/repo"
+git init -q -b main "$repo"
+echo GOOD >"$repo/model.py"
+git -C "$repo" add model.py
+git -C "$repo" -c user.email=t@t -c user.name=t -c commit.gpgsign=false commit -qm model
+sha=$(git -C "$repo" rev-parse HEAD)
+pg_sandbox_create
+base_src=$(pg_sandbox_clone "$repo" "$sha" base 2>/dev/null)
+head_src=$(pg_sandbox_clone "$repo" "$sha" head 2>/dev/null)
+pg_as_sandbox_user "$PG_SANDBOX" mkdir -p build-base build-head
+# shellcheck disable=SC2016  # expands in the sandbox's shell
+pg_untrusted "$head_src" bash -c 'for f in ../base/model.py ../side-base/home/.bashrc \
+    ../side-base/ccache/planted ../build-base/perfgate "$PWD/../side-base/runs/r.json"; do
+    echo EVIL >"$f" 2>/dev/null && echo "WROTE: $f"; done
+  echo HEAD >model.py && echo "OWN: clone"; echo x >"$HOME/own" && echo "OWN: home $HOME"
+  echo x >"$CCACHE_DIR/own" && echo "OWN: ccache $CCACHE_DIR"; touch ../build-head/x && echo "OWN: build"' \
+  >"$tmp/sides.out" 2>&1
+check "the head's code cannot write the base's clone, HOME, compiler cache, build or results" \
+  bash -c "! grep -q WROTE: '$tmp/sides.out'"
+check "... the base's model is untouched" [ "$(cat "$base_src/model.py")" = GOOD ]
+check "the head writes its own clone" has "$tmp/sides.out" "OWN: clone"
+check "... its own HOME, not the base's" has "$tmp/sides.out" "OWN: home $PG_SANDBOX/side-head/home"
+check "... its own compiler cache" has "$tmp/sides.out" "OWN: ccache $PG_SANDBOX/side-head/ccache"
+check "... and its own build directory" has "$tmp/sides.out" "OWN: build"
+# shellcheck disable=SC2016  # expands in the sandbox's shell
+pg_untrusted "$base_src" bash -c 'echo EVIL >../head/model.py 2>/dev/null && echo "WROTE: head"
+  cat model.py' >"$tmp/base.out" 2>&1
+check "the base's code cannot write the head's clone either" bash -c "! grep -q WROTE: '$tmp/base.out'"
+[ "$failures" -eq 0 ] || cat "$tmp/sides.out" "$tmp/base.out"
+pg_sandbox_destroy
 
 # --- the container's shape ---------------------------------------------------------------------
 pg_sandbox_create
