@@ -24,12 +24,18 @@ awk -v a="$PERFGATE_ALPHA" 'BEGIN { exit !(a + 0 == a && a > 0 && a < 1) }' ||
   pg_die "input 'min-effect' must be a number >= 0 or 'auto', got '$PERFGATE_MIN_EFFECT'"
 case $PERFGATE_CORRECTION in holm | bh) ;; *) pg_die "input 'correction' must be holm or bh" ;; esac
 case $PERFGATE_SANDBOX in bwrap | none) ;; *) pg_die "input 'sandbox' must be bwrap or none, got '$PERFGATE_SANDBOX'" ;; esac
+for path in $PERFGATE_PREPARE_OUTPUTS; do
+  case $path in /* | *..*) pg_die "input 'prepare-outputs': '$path' must be a path inside the repository" ;; esac
+done
+[ -z "$PERFGATE_PREPARE_OUTPUTS" ] || [ -n "$PERFGATE_PREPARE" ] ||
+  pg_die "input 'prepare-outputs' is set but 'prepare' is empty: nothing would make them"
 if [ -n "$PERFGATE_RUN_AS" ]; then
   [[ $PERFGATE_RUN_AS =~ ^[a-z_][a-z0-9_-]*$ ]] || pg_die "input 'run-as' must be a user name"
 fi
 
 for var in PERFGATE_SWEEP PERFGATE_CHECKOUT PERFGATE_DB PERFGATE_WORK PERFGATE_RUN_AS PERFGATE_SANDBOX \
-  PERFGATE_PASS_ENV PERFGATE_PREPARE PERFGATE_BUILD_COMMAND PERFGATE_MAIN_BRANCH PERFGATE_ALPHA \
+  PERFGATE_PASS_ENV PERFGATE_PREPARE PERFGATE_PREPARE_OUTPUTS PERFGATE_PREPARE_INPUTS \
+  PERFGATE_PREPARE_CACHE PERFGATE_BUILD_COMMAND PERFGATE_MAIN_BRANCH PERFGATE_ALPHA \
   PERFGATE_MIN_EFFECT PERFGATE_CORRECTION PERFGATE_ROUNDS PERFGATE_MAX_ROUNDS PERFGATE_MAX_SECONDS \
   PERFGATE_MAIN_ROUNDS \
   PERFGATE_FAIL_ON_INCONCLUSIVE PERFGATE_REUSE_BASE PERFGATE_RUN_ARGS PERFGATE_SERVER_URL \

@@ -23,6 +23,8 @@
 #   PERFGATE_PASS_ENV              names of variables passed to the measured code (space-separated)
 #   PERFGATE_PREPARE               command run in each measured checkout before benchmarking
 #                                  (exports the model artifact); empty: none
+#   PERFGATE_PREPARE_OUTPUTS, PERFGATE_PREPARE_INPUTS, PERFGATE_PREPARE_CACHE
+#                                  the cache of prepared artifacts (prepare_cache.sh)
 #   PERFGATE_BUILD_COMMAND         builds the benchmarked perfgate in each measured checkout with
 #                                  PERFGATE_BUILD_DIR set (leaves $PERFGATE_BUILD_DIR/perfgate);
 #                                  empty: PERFGATE_BIN measures both sides
@@ -56,6 +58,9 @@ PG_SCRIPTS="$PG_CI_DIR/scripts"
 : "${PERFGATE_SANDBOX:=bwrap}"
 : "${PERFGATE_PASS_ENV:=}"
 : "${PERFGATE_PREPARE:=}"
+: "${PERFGATE_PREPARE_OUTPUTS:=}"
+: "${PERFGATE_PREPARE_INPUTS:=}"
+: "${PERFGATE_PREPARE_CACHE:=}"
 : "${PERFGATE_BUILD_COMMAND:=}"
 : "${PERFGATE_MAIN_BRANCH:=main}"
 : "${PERFGATE_ALPHA:=0.01}"
@@ -153,6 +158,8 @@ pg_main_ref() {
 
 # shellcheck source=sandbox.sh
 source "$PG_SCRIPTS/sandbox.sh"
+# shellcheck source=prepare_cache.sh
+source "$PG_SCRIPTS/prepare_cache.sh"
 
 # Does the store hold a run of this commit? (Through the public CSV export: one row per cell.)
 pg_has_runs() {

@@ -26,7 +26,8 @@ PERFGATE_RUN_AS=""
 pg_sandbox_create
 pg_state_set PG_SANDBOX "$PG_SANDBOX"
 src=$(pg_sandbox_clone "$repo" "$head_sha" main)
-pg_prepare "$src"
+# Main's merged code: what it prepares may fill the cache of prepared artifacts.
+pg_prepare_cached "$src" "$head_sha" write >/dev/null
 bench_bin=$bin
 if [ -n "$PERFGATE_BUILD_COMMAND" ]; then bench_bin=$(pg_build "$src" "$PG_SANDBOX/build-main"); fi
 

@@ -22,6 +22,7 @@ rm -f "$md" "$json" "$csv"
 
 notes=()
 if [ -n "$BASE_NOTE" ]; then notes+=(--note "$BASE_NOTE"); fi
+if [ -n "${PREPARE_NOTES:-}" ]; then notes+=(--note "${PREPARE_NOTES% }"); fi
 if [ -n "${ROUNDS_DONE:-}" ]; then
   # What the gate cost, and why it stopped measuring (pr_more_rounds.sh): in the summary and JSON.
   more_rounds=$((ROUNDS_DONE - PERFGATE_ROUNDS))

@@ -42,11 +42,6 @@ else
   pg_die "input 'sweep': $PERFGATE_SWEEP is in neither the merge-base nor the head"
 fi
 
-# Head first: when it cannot be prepared or built the job fails, as a broken build should.
-pg_prepare "$head_src"
-head_bin=$bin
-if [ -n "$PERFGATE_BUILD_COMMAND" ]; then head_bin=$(pg_build "$head_src" "$PG_SANDBOX/build-head"); fi
-
 reused=false
 base_bin=$bin
 if pg_bool "$PERFGATE_REUSE_BASE"; then
@@ -57,19 +52,29 @@ if pg_bool "$PERFGATE_REUSE_BASE"; then
     pg_log "PERFGATE_REUSE_BASE=true but $PERFGATE_DB holds no run of $base_sha: benchmarking it"
   fi
 fi
-base_note=""
+# The base first, before any code of the head has run: its prepared outputs are the product of
+# merged code alone, so they may fill the cache of prepared artifacts (prepare_cache.sh) that the
+# head, and later jobs, read.
+base_note="" prepare_notes=""
 if [ "$reused" = false ]; then
   # A merge-base that cannot be prepared or built (typically: the PR that adopts perfgate) leaves
   # the gate without a baseline: inconclusive, said so, not a broken job.
-  if ! pg_prepare "$base_src"; then
+  if ! note=$(pg_prepare_cached "$base_src" "$base_sha" write); then
     base_bin=""
     base_note="The merge-base ${base_sha:0:12} could not be prepared ($PERFGATE_PREPARE failed), so only the head was benchmarked."
   elif [ -n "$PERFGATE_BUILD_COMMAND" ] && ! base_bin=$(pg_build "$base_src" "$PG_SANDBOX/build-base"); then
     base_bin=""
     base_note="The merge-base ${base_sha:0:12} could not be built, so only the head was benchmarked."
   fi
-  if [ -n "$base_note" ]; then echo "::warning title=perfgate::$base_note"; fi
+  prepare_notes+=${note:+$note. }
 fi
+
+# The head: when it cannot be prepared or built the job fails, as a broken build should.
+note=$(pg_prepare_cached "$head_src" "$head_sha" read)
+prepare_notes+=${note:+$note. }
+head_bin=$bin
+if [ -n "$PERFGATE_BUILD_COMMAND" ]; then head_bin=$(pg_build "$head_src" "$PG_SANDBOX/build-head"); fi
+if [ -n "$base_note" ]; then echo "::warning title=perfgate::$base_note"; fi
 
 pg_state_set REPO "$repo"
 pg_state_set HEAD_SHA "$head_sha"
@@ -82,6 +87,7 @@ pg_state_set BASE_BIN "$base_bin"
 pg_state_set SWEEP "$sweep"
 pg_state_set REUSED "$reused"
 pg_state_set BASE_NOTE "$base_note"
+pg_state_set PREPARE_NOTES "$prepare_notes"
 
 pg_output head-sha "$head_sha"
 pg_output base-sha "$base_sha"

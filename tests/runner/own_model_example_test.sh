@@ -14,6 +14,9 @@
 # perf/sweep-aoti.toml measures out/tiny-lm-b1.pt2 with `--model aoti:`; each side must load its
 # own package: the runs' weight bytes (from each package's sidecar) tell the layer counts apart.
 # Usage: own_model_example_test.sh /path/to/perfgate /path/to/python-with-torch [exec|aoti]
+# For bench/prepare_cache_gpu.sh, in aoti mode: PERFGATE_EXAMPLE_DEVICE=cuda exports and measures
+# on the GPU; PERFGATE_EXAMPLE_CACHE=off leaves the cache of prepared packages off (every side
+# exports its own), to time a job before and after it.
 set -euo pipefail
 PERFGATE_REAL=$(realpath "${1:?usage: own_model_example_test.sh PERFGATE PYTHON [MODE]}")
 PYTHON=$(realpath -s "${2:?usage: own_model_example_test.sh PERFGATE PYTHON [MODE]}")
@@ -37,15 +40,24 @@ mkdir -p "$proj"
 cp -r "$root/examples/own-model/." "$proj/"
 workflow="$root/examples/own-model/.github/workflows/perfgate.yml"
 setting() { sed -n "s/^ *$1: *\([^#]*[^# ]\) *\(#.*\)\{0,1\}$/\1/p" "$workflow" | head -1; }
-sweep=$(setting sweep) pass_env=$(setting pass-env) prepare=''
+sweep=$(setting sweep) pass_env=$(setting pass-env) prepare='' outputs='' inputs=''
 if [ "$MODE" = aoti ]; then
   sweep=$(setting '# sweep') prepare=$(setting '# prepare')
+  outputs=$(setting '# prepare-outputs') inputs=$(setting '# prepare-inputs')
+  if [ "${PERFGATE_EXAMPLE_CACHE:-on}" = off ]; then outputs='' inputs=''; fi
   echo "out/" >"$proj/.gitignore"
 fi
-echo "the example workflow's settings: sweep=$sweep pass-env=$pass_env prepare=$prepare"
+echo "the example workflow's settings: sweep=$sweep pass-env=$pass_env prepare=$prepare" \
+  "prepare-outputs=$outputs prepare-inputs=$inputs"
 if [ -z "$sweep" ] || [ -z "$pass_env" ]; then
   echo "FAIL - cannot read the example workflow's settings from $workflow"
   exit 1
+fi
+if [ "${PERFGATE_EXAMPLE_DEVICE:-cpu}" = cuda ]; then
+  sed -i 's/^device = "cpu"/device = "cuda"/' "$proj/perf/sweep-aoti.toml"
+  sed -i -e 's/device="cpu"/device="cuda"/' -e 's/^model = TinyLM(context=CONTEXT).eval()$/&.to("cuda")/' \
+    "$proj/export.py"
+  grep -q 'eval().to("cuda")' "$proj/export.py" || { echo "FAIL - could not point export.py at cuda"; exit 1; }
 fi
 git -C "$proj" init -q -b main
 git -C "$proj" config user.email ci@perfgate.test
@@ -86,7 +98,7 @@ fi
 
 # --- one pull-request job, step by step as the composite action runs it -----------------------
 run_pr() {
-  local branch=$1
+  local branch=$1 started=$SECONDS
   job="$tmp/job-$branch"
   mkdir -p "$job"
   git -C "$proj" checkout -q "$branch"
@@ -102,6 +114,7 @@ run_pr() {
     if [ -f "$scripts/install.sh" ]; then
       # perfgate installed once; the measured code gets only the variables named in pass-env.
       env "${settings[@]}" PERFGATE_CHECKOUT="$proj" PERFGATE_PASS_ENV="$pass_env" PERFGATE_PREPARE="$prepare" \
+        PERFGATE_PREPARE_OUTPUTS="$outputs" PERFGATE_PREPARE_INPUTS="$inputs" \
         PERFGATE_BUILD_COMMAND='' "$scripts/action_env.sh"
       while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
       PERFGATE_BIN="$PERFGATE_REAL" "$scripts/install.sh" >/dev/null
@@ -124,7 +137,7 @@ run_pr() {
     exit "$status"
   ) >"$job/log" 2>&1 && rc=0 || rc=$?
   git -C "$proj" checkout -q main
-  echo "--- $branch: job exit $rc"
+  echo "--- $branch: job exit $rc in $((SECONDS - started)) s, $(grep -c 'perfgate-ci: prepare in' "$job/log") prepare runs"
   sed -n '1,3p' "$job/summary.md" 2>/dev/null || true
 }
 
@@ -164,6 +177,14 @@ if [ "$MODE" = exec ]; then
     [ "$harness" = "\"engine.perfgate_bench\":\"$(sha256sum "$root/python/perfgate_bench.py" | cut -c1-16) $root/python/perfgate_bench.py\"" ]
 fi
 
+if [ "$MODE" = aoti ] && [ -n "$outputs" ]; then
+  # The cache of prepared artifacts (ci/scripts/prepare_cache.sh): the merge-base exported its
+  # package and kept it; the head's model.py and export.py are the base's, so it reuses it.
+  check "pr-noop: prepare ran once, on the merge-base" [ "$(grep -c 'perfgate-ci: prepare in' "$job/log")" -eq 1 ]
+  check "pr-noop: ... the head reused the base's package, and the summary says so" \
+    has "$job/summary.md" "prepare of $(git -C "$proj" rev-parse --short=12 pr-noop) skipped"
+fi
+
 run_pr pr-slow
 check "pr-slow: the job fails with exit 1" [ "$rc" -eq 1 ]
 check "pr-slow: ::error in the --github output" has "$job/gate.stdout" "::error"
@@ -173,6 +194,11 @@ check "pr-slow: the base ran its own 2-layer model" has "$job/models.txt" "$base
 check "pr-slow: the head ran its own 8-layer model" \
   has "$job/models.txt" "$(git -C "$proj" rev-parse pr-slow) TinyLM 8 layers"
 [ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md" "$job/models.txt"
+if [ "$MODE" = aoti ] && [ -n "$outputs" ]; then
+  prepared=$(grep 'perfgate-ci: prepare in' "$job/log" | grep -o '/[a-z]*: ' | paste -sd' ')
+  check "pr-slow: the merge-base's package came from the cache; only the head was exported ($prepared)" \
+    [ "$prepared" = "/head: " ]
+fi
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
