@@ -15,6 +15,7 @@
 #include "gate/gate_json.h"
 #include "gate/gate_record.h"
 #include "gate/report.h"
+#include "gate/report_links.h"
 #include "gate/report_text.h"
 #include "gate/revision.h"
 #include "runner/submit.h"
@@ -33,6 +34,7 @@ struct CompareFlags {
   std::string format = "table", output, json_output;
   bool github = false;
   std::vector<std::string> notes;
+  std::string dashboard_url;  // the reports link to this perfgate serve (gate/report_links.h)
   // Keeping the result as an alert source (docs/CLI.md, "Recording a gate").
   bool record = false;
   std::string submit_url, token_file, ref, submitted_by;
@@ -57,6 +59,7 @@ void validate(CompareFlags& f) {
                                           : "--submit needs --token-file FILE (the ingest token)");
   if (!f.record && f.submit_url.empty() && (!f.ref.empty() || !f.submitted_by.empty()))
     throw UsageError("--ref and --submitted-by describe a gate kept by --record or --submit");
+  if (!f.dashboard_url.empty()) report_links::check_dashboard_url(f.dashboard_url);
   if (f.submitted_by.empty()) f.submitted_by = default_submitter();
   check_gate_label(f.ref, "--ref", kMaxGateRef);
   check_gate_label(f.submitted_by, "--submitted-by", kMaxGateSubmitter);
@@ -112,6 +115,7 @@ int run_compare(CompareFlags f) {
                     f.head, head.sha, f.db, f.db));
   }
   ReportInfo info{f.base, f.head, base.source, head.source, f.notes, c.explanations};
+  info.dashboard_url = f.dashboard_url;
   if (base.source == "merge-base") {
     info.notes.push_back(fmt::format("base = merge-base of head {} and {}: {}",
                                      report_text::short_sha(head.sha), f.main_branch, base.sha));
@@ -204,6 +208,9 @@ void add_compare_command(CLI::App& root, Action& action) {
   c->add_option("--seed", f->settings.gate.seed, "bootstrap seed (same data, same interval)")
       ->capture_default_str();
   c->add_option("--note", f->notes, "a line to show in the report (repeatable)");
+  c->add_option("--dashboard-url", f->dashboard_url,
+                "a perfgate serve the reports link to: the compare page of this pair, each "
+                "regressed cell's trend (http(s)://HOST[:PORT][/PREFIX])");
   c->add_flag("--record", f->record,
               "also store the result in --db as a gate result: an alert on the regressions page "
               "when it regressed, and the verdict the compare page shows for this pair");

@@ -1,6 +1,6 @@
 #pragma once
-// Character escaping shared by the HTML pages and the Markdown report: each output format is one
-// table of replacements, so a character that needs care is added in one place.
+// Character escaping shared by the HTML pages, the Markdown report and their links: each output
+// format is one table of replacements, so a character that needs care is added in one place.
 
 #include <initializer_list>
 #include <string>
@@ -42,6 +42,24 @@ inline std::string markdown_cell(std::string_view s) {
                            {'`', "'"},
                            {'\n', " "},
                            {'\r', " "}});
+}
+
+// Percent-encoding of one query-string component (RFC 3986 unreserved characters stay): commit
+// SHAs, branch names and key values in the links the web and the gate's reports write.
+inline std::string url_encode(std::string_view s) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
 }
 
 }  // namespace pg

@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "gate/gate_json.h"
 #include "gate/report_explain.h"
+#include "gate/report_links.h"
 
 namespace pg {
 
@@ -67,7 +68,10 @@ void GateJsonReporter::report(const GateResult& result, const ReportInfo& info,
     const CellExplanation* e =
         c.metric == "tpot_ms" ? report_explain::find(info.explanations, c.key) : nullptr;
     j["cells"][i]["explain"] = e ? report_explain::to_json(*e) : nlohmann::json();
+    if (!info.dashboard_url.empty())
+      j["cells"][i]["trend_url"] = report_links::trend_url(info.dashboard_url, c);
   }
+  if (!info.dashboard_url.empty()) j["links"] = report_links::to_json(info.dashboard_url, result);
   out << j.dump(2) << '\n';
 }
 

@@ -21,6 +21,9 @@ struct ReportInfo {
   std::vector<std::string> notes;          // e.g. "baseline reused from the persistent store"
   // Why cells changed, from their profiles (app/explain.h); one per compared cell, any order.
   std::vector<CellExplanation> explanations;
+  // The setting dashboard_url: a perfgate dashboard the reports link to (gate/report_links.h);
+  // empty: no links.
+  std::string dashboard_url = {};
 };
 
 class GateReporter {

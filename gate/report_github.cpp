@@ -4,6 +4,7 @@
 
 #include "common/inert_text.h"
 #include "gate/report.h"
+#include "gate/report_links.h"
 #include "gate/report_text.h"
 
 namespace pg {
@@ -11,15 +12,18 @@ namespace {
 namespace rt = report_text;
 
 // The title and the message hold stored text (the cell's label, causes): made inert first, then
-// escaped as the workflow-command rules say.
+// escaped as the workflow-command rules say. `link` (a dashboard URL, checked and built by
+// gate/report_links.h) follows the message whole, never cut by the message's length cap.
 void command(std::ostream& out, const char* level, const std::string& title,
-             const std::string& message) {
+             const std::string& message, const std::string& link = "") {
   out << "::" << level << " title=" << escape_command_property(inert_text(title, kInertNameChars))
-      << "::" << escape_command_data(rt::inert_message(message)) << '\n';
+      << "::" << escape_command_data(rt::inert_message(message))
+      << (link.empty() ? "" : escape_command_data(" · trend: " + link)) << '\n';
 }
 }  // namespace
 
-void GateGithubReporter::report(const GateResult& r, const ReportInfo&, std::ostream& out) const {
+void GateGithubReporter::report(const GateResult& r, const ReportInfo& info,
+                                std::ostream& out) const {
   for (const CellComparison* c : rt::worst_first(r.cells)) {
     if (c->verdict != CellVerdict::regression && c->verdict != CellVerdict::improvement) continue;
     const bool slower = c->verdict == CellVerdict::regression;
@@ -33,7 +37,9 @@ void GateGithubReporter::report(const GateResult& r, const ReportInfo&, std::ost
     command(out, slower ? "error" : "warning",
             std::string("perfgate ") + (slower ? "regression" : "improvement") + " " +
                 rt::fmt_change(c->ratio) + " " + rt::label(c->key),
-            message);
+            message,
+            slower && !info.dashboard_url.empty() ? report_links::trend_url(info.dashboard_url, *c)
+                                                  : "");
   }
   command(out, "notice", "perfgate power", rt::power_line(r));
   // One warning per cause, not per cell: twelve identical "no baseline" lines help nobody.

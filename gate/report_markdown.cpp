@@ -8,6 +8,7 @@
 #include "common/inert_text.h"
 #include "gate/report.h"
 #include "gate/report_explain.h"
+#include "gate/report_links.h"
 #include "gate/report_text.h"
 
 namespace pg {
@@ -49,8 +50,15 @@ const char* cell_icon(CellVerdict v) {
   return "";
 }
 
-void cell_table(const GateResult& r, const std::vector<const CellComparison*>& cells,
-                std::ostream& out) {
+// A regressed cell's name links to its trend on the dashboard, when there is one.
+std::string cell_column(const CellComparison& c, const ReportInfo& info) {
+  std::string name = "`" + markdown_cell(rt::cell_name(c)) + "`";
+  if (info.dashboard_url.empty() || c.verdict != CellVerdict::regression) return name;
+  return name + " ([trend](" + report_links::trend_url(info.dashboard_url, c) + "))";
+}
+
+void cell_table(const GateResult& r, const ReportInfo& info,
+                const std::vector<const CellComparison*>& cells, std::ostream& out) {
   out << "| verdict | cell | base | head | base median (ms) | head median (ms) | change | "
          "ratio [CI] | p (adj.) | MDE | base runs / reps | head runs / reps |\n"
       << "|---|---|---|---|--:|--:|--:|---|--:|--:|--:|--:|\n";
@@ -60,8 +68,8 @@ void cell_table(const GateResult& r, const std::vector<const CellComparison*>& c
     std::string verdict = std::string(cell_icon(c->verdict)) + " " + to_string(c->verdict);
     if (!c->note.empty()) verdict += " (" + md(c->note) + ")";
     out << fmt::format(
-        "| {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n", verdict,
-        markdown_cell(rt::cell_name(*c)), rt::short_sha(r.base), rt::short_sha(r.head),
+        "| {} | {} | `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |\n", verdict,
+        cell_column(*c, info), rt::short_sha(r.base), rt::short_sha(r.head),
         rt::fmt_value(c->base_median, c->metric), rt::fmt_value(c->head_median, c->metric),
         rt::fmt_change(c->ratio), ratio, rt::fmt_p(c->p_adjusted),
         c->ratio ? rt::fmt_effect(c->mde) : "-", c->base_runs, c->base_n, c->head_runs, c->head_n);
@@ -147,6 +155,9 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
       rev(r.base, info.base_spelled), rev(r.head, info.head_spelled), gated_metrics(r),
       r.options.alpha, r.options.correction == "bh" ? "Benjamini-Hochberg" : "Holm",
       r.options.min_effect * 100, rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));
+  if (!info.dashboard_url.empty())
+    out << "[This comparison on the dashboard](" << report_links::compare_url(info.dashboard_url, r)
+        << ")\n\n";
   for (const auto& n : info.notes) out << "> [!NOTE]\n> " << md(n) << "\n\n";
   out << "**Power:** " << md(rt::power_line(r)) << "\n\n";
 
@@ -164,13 +175,13 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
     (c->verdict == CellVerdict::unchanged ? unchanged : notable).push_back(c);
   }
   if (!notable.empty()) {
-    cell_table(r, notable, out);
+    cell_table(r, info, notable, out);
     out << '\n';
   }
   if (!unchanged.empty()) {
     out << "<details><summary>" << rt::plural(static_cast<int>(unchanged.size()), "unchanged cell")
         << "</summary>\n\n";
-    cell_table(r, unchanged, out);
+    cell_table(r, info, unchanged, out);
     out << "\n</details>\n\n";
   }
   explanations(r, info, out);

@@ -15,6 +15,6 @@ using pg::html_escape;  // common/escape.h
 // as \uXXXX so no string can close the script element or break a JS parser.
 std::string json_for_script(const nlohmann::json& j);
 // Percent-encoding of one query-string component (RFC 3986 unreserved characters stay).
-std::string url_encode(std::string_view s);
+using pg::url_encode;  // common/escape.h
 
 }  // namespace pg::web

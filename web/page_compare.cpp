@@ -336,6 +336,7 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
          run_links(v.base_run_ids) + "/ " + run_links(v.head_run_ids) + "</td></tr>";
   }
   h += "</tbody></table></div>";
+  h += render_compare_explanations(v);
   h += "<details class=\"card\"><summary>Other revisions</summary>" +
        compare_form(catalog, v.info.base_spelled, v.info.head_spelled, device) + "</details>";
   const std::string q = "?base=" + url_encode(v.info.base_spelled) +

@@ -16,6 +16,14 @@ std::string render_compare_form(const CommitCatalog& catalog, const std::string&
                                 const std::string& error);
 std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog,
                                 const std::string& device);
+// The compare page of a pair this server holds no runs for but a stored gate of
+// (web/page_stored_gate.cpp): the gate's verdict, settings and cells as stored; `reason` says why
+// the pair cannot be judged here.
+std::string render_stored_gate_page(const Store::GateRecord& g, const std::string& reason,
+                                    const std::string& repo_url);
+// The compare page's "Why cells changed" card: one collapsed section per explained cell
+// (web/page_compare_explain.cpp); empty when no cell has one worth showing.
+std::string render_compare_explanations(const CompareView& v);
 // parent: the stored commit before the run's on its branch (empty: none), for the compare link.
 std::string render_run_page(const Run& run, const std::vector<int64_t>& series_ids,
                             const std::string& parent, const std::string& repo_url);

@@ -1,4 +1,5 @@
 // The HTML pages. Each renders the same model as its JSON twin (routes_api.cpp).
+#include "core/cell_key_query.h"
 #include "web/html.h"
 #include "web/http_util.h"
 #include "web/models.h"
@@ -61,6 +62,30 @@ void register_page_routes(httplib::Server& http, App& app) {
                        *html_body(app, key, gen, [&] { return render_overview_page(m, q); }));
            }));
 
+  // A cell's trend by its key (core/cell_key_query.h), for links written from another store (the
+  // gate's reports): its series here, or its series of every environment overlaid.
+  http.Get("/series", guarded([&app](const Req& req, Res& res) {
+             CellKey key;
+             try {
+               key = cell_key_from_query([&req](const std::string& name) {
+                 return query_param(req, name.c_str(), 1024);
+               });
+             } catch (const SettingError& e) {
+               throw HttpError(400, e.what());
+             }
+             const Metric m = metric_param(req);
+             std::string ids;
+             size_t n = 0;
+             for (const SeriesInfo& s : *app.series_list(app.generation()))
+               if (s.key == key && ++n <= 16)
+                 ids += (ids.empty() ? "" : ",") + std::to_string(s.id);
+             if (n == 0) throw HttpError(404, "no series of this cell is stored here");
+             const std::string metric = url_encode(metric_info(m).name);
+             res.set_redirect(n == 1 ? "/series/" + ids + "?metric=" + metric
+                                     : "/trend?ids=" + url_encode(ids) + "&metric=" + metric,
+                              303);
+           }));
+
   http.Get(R"(/series/([^/]+))", guarded([&app](const Req& req, Res& res) {
              const int64_t id = id_param(req, "series");
              const Metric m = metric_param(req);
@@ -94,6 +119,13 @@ void register_page_routes(httplib::Server& http, App& app) {
                auto v = build_compare(app, req, *base, *head, gen);
                send_page(req, res, 200, render_compare_page(*v, *catalog, device));
              } catch (const HttpError& e) {
+               // Runs measured elsewhere (a pull request's gate on a runner): the gate submitted
+               // for exactly this pair, as stored.
+               if (e.status == 404 && base && head) {
+                 if (auto g = app.store().latest_gate_result(*base, *head))
+                   return send_page(req, res, 200,
+                                    render_stored_gate_page(*g, e.what(), app.repo_url(gen)));
+               }
                // The form again, filled in, with the reason: a typo is one edit away from fixed.
                send_page(req, res, e.status,
                          render_compare_form(*catalog, base.value_or(""), head.value_or(""), device,

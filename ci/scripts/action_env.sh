@@ -19,9 +19,23 @@ pg_bool "$PERFGATE_FAIL_ON_INCONCLUSIVE" || true
 pg_bool "$PERFGATE_REUSE_BASE" || true
 awk -v a="$PERFGATE_ALPHA" 'BEGIN { exit !(a + 0 == a && a > 0 && a < 1) }' ||
   pg_die "input 'alpha' must be a number in (0, 1), got '$PERFGATE_ALPHA'"
-[ "$PERFGATE_MIN_EFFECT" = auto ] ||
-  awk -v m="$PERFGATE_MIN_EFFECT" 'BEGIN { exit !(m + 0 == m && m >= 0) }' ||
-  pg_die "input 'min-effect' must be a number >= 0 or 'auto', got '$PERFGATE_MIN_EFFECT'"
+# min-effect as `perfgate compare --min-effect` takes it: a number >= 0 or auto, then
+# METRIC=NUMBER items, comma-separated (perfgate checks the metric names).
+IFS=, read -ra min_effect_items <<<"$PERFGATE_MIN_EFFECT,"
+for item in "${min_effect_items[@]}"; do
+  value=${item#*=}
+  if [ "$item" != "$value" ]; then
+    [[ ${item%%=*} =~ ^[a-z_][a-z0-9_]*$ ]] || value=bad
+  elif [ "$item" = auto ]; then
+    continue
+  fi
+  awk -v m="$value" 'BEGIN { exit !(m != "" && m + 0 == m && m >= 0) }' ||
+    pg_die "input 'min-effect' must be a number >= 0 or 'auto', then METRIC=NUMBER items, comma-separated (0.05,prefill_ms=0.1), got '$PERFGATE_MIN_EFFECT'"
+done
+[ -z "$PERFGATE_METRICS" ] || [[ $PERFGATE_METRICS =~ ^[a-z_][a-z0-9_]*(,[a-z_][a-z0-9_]*)*$ ]] ||
+  pg_die "input 'metrics' must be metric names separated by commas (tpot_ms,prefill_ms), got '$PERFGATE_METRICS'"
+pg_bool "$PERFGATE_FAIL_ON_COUNTER_CHANGE" || true
+[ -z "$PERFGATE_DASHBOARD_URL" ] || pg_check_dashboard_url
 case $PERFGATE_CORRECTION in holm | bh) ;; *) pg_die "input 'correction' must be holm or bh" ;; esac
 case $PERFGATE_SANDBOX in bwrap | none) ;; *) pg_die "input 'sandbox' must be bwrap or none, got '$PERFGATE_SANDBOX'" ;; esac
 for path in $PERFGATE_PREPARE_OUTPUTS; do
@@ -36,12 +50,13 @@ fi
 for var in PERFGATE_SWEEP PERFGATE_CHECKOUT PERFGATE_DB PERFGATE_WORK PERFGATE_RUN_AS PERFGATE_SANDBOX \
   PERFGATE_PASS_ENV PERFGATE_PREPARE PERFGATE_PREPARE_OUTPUTS PERFGATE_PREPARE_INPUTS \
   PERFGATE_PREPARE_CACHE PERFGATE_BUILD_COMMAND PERFGATE_MAIN_BRANCH PERFGATE_ALPHA \
-  PERFGATE_MIN_EFFECT PERFGATE_CORRECTION PERFGATE_ROUNDS PERFGATE_MAX_ROUNDS PERFGATE_MAX_SECONDS \
+  PERFGATE_MIN_EFFECT PERFGATE_METRICS PERFGATE_FAIL_ON_COUNTER_CHANGE PERFGATE_CORRECTION \
+  PERFGATE_ROUNDS PERFGATE_MAX_ROUNDS PERFGATE_MAX_SECONDS \
   PERFGATE_MAIN_ROUNDS \
-  PERFGATE_FAIL_ON_INCONCLUSIVE PERFGATE_REUSE_BASE PERFGATE_RUN_ARGS PERFGATE_SERVER_URL \
+  PERFGATE_FAIL_ON_INCONCLUSIVE PERFGATE_REUSE_BASE PERFGATE_RUN_ARGS PERFGATE_SERVER_URL PERFGATE_DASHBOARD_URL \
   PERFGATE_ARTIFACTS; do
   value=${!var}
   case $value in *$'\n'*) pg_die "$var must be one line" ;; esac
   echo "$var=$value" >>"$GITHUB_ENV"
 done
-pg_log "settings: sweep $PERFGATE_SWEEP, store $PERFGATE_DB, alpha $PERFGATE_ALPHA, min effect $PERFGATE_MIN_EFFECT ($PERFGATE_CORRECTION), rounds $PERFGATE_ROUNDS (at most $PERFGATE_MAX_ROUNDS, ${PERFGATE_MAX_SECONDS} s), measured code runs as ${PERFGATE_RUN_AS:-$(id -un)} (sandbox: $PERFGATE_SANDBOX)"
+pg_log "settings: sweep $PERFGATE_SWEEP, store $PERFGATE_DB, alpha $PERFGATE_ALPHA, min effect $PERFGATE_MIN_EFFECT ($PERFGATE_CORRECTION), metrics ${PERFGATE_METRICS:-default}, fail on counter change $PERFGATE_FAIL_ON_COUNTER_CHANGE, rounds $PERFGATE_ROUNDS (at most $PERFGATE_MAX_ROUNDS, ${PERFGATE_MAX_SECONDS} s), measured code runs as ${PERFGATE_RUN_AS:-$(id -un)} (sandbox: $PERFGATE_SANDBOX)"

@@ -29,7 +29,11 @@
 #                                  PERFGATE_BUILD_DIR set (leaves $PERFGATE_BUILD_DIR/perfgate);
 #                                  empty: PERFGATE_BIN measures both sides
 #   PERFGATE_MAIN_BRANCH           main branch (default: main; origin/<main> preferred when fetched)
-#   PERFGATE_ALPHA, PERFGATE_MIN_EFFECT, PERFGATE_CORRECTION   gate settings (0.01, 0.05, holm)
+#   PERFGATE_ALPHA, PERFGATE_MIN_EFFECT, PERFGATE_CORRECTION   gate settings (0.01, 0.05, holm);
+#                                  min effect also per metric: 0.05,prefill_ms=0.1
+#   PERFGATE_METRICS               metrics to gate, comma-separated (empty: perfgate's default)
+#   PERFGATE_FAIL_ON_COUNTER_CHANGE  true|false: changed exact profile counters fail the gate
+#                                  (default false)
 #   PERFGATE_ROUNDS                alternating base/head rounds on a pull request (default 3)
 #   PERFGATE_MAX_ROUNDS            most rounds per side while the gate is too wide to decide
 #                                  (sequential looks, pr_more_rounds.sh; default: ROUNDS, off)
@@ -41,6 +45,8 @@
 #   PERFGATE_REUSE_BASE            true|false: reuse stored merge-base runs (default false)
 #   PERFGATE_RUN_ARGS              extra arguments for `perfgate run` (word-split)
 #   PERFGATE_SERVER_URL            submit runs (push) and gate results (pull request) to this serve
+#   PERFGATE_DASHBOARD_URL         the serve the pull request's reports link to (default:
+#                                  PERFGATE_SERVER_URL; empty: no links)
 #   PERFGATE_TOKEN                 push only, submit step only: its ingest token
 #   PERFGATE_ARTIFACTS             where reports and CSV go (default: $PERFGATE_WORK/artifacts)
 #   GITHUB_OUTPUT, GITHUB_STEP_SUMMARY   set by Actions; temp files in the tests
@@ -74,6 +80,9 @@ PG_SCRIPTS="$PG_CI_DIR/scripts"
 : "${PERFGATE_REUSE_BASE:=false}"
 : "${PERFGATE_RUN_ARGS:=}"
 : "${PERFGATE_SERVER_URL:=}"
+: "${PERFGATE_DASHBOARD_URL:=$PERFGATE_SERVER_URL}"
+: "${PERFGATE_METRICS:=}"
+: "${PERFGATE_FAIL_ON_COUNTER_CHANGE:=false}"
 : "${PERFGATE_ARTIFACTS:=$PERFGATE_WORK/artifacts}"
 
 pg_log() { echo "perfgate-ci: $*" >&2; }
@@ -105,6 +114,22 @@ pg_bool() {
 pg_check_server_url() {
   [[ $PERFGATE_SERVER_URL =~ ^https?://[^[:space:]]+$ ]] ||
     pg_die "input 'server-url' must be http(s)://HOST[:PORT][/PREFIX]"
+}
+
+# The dashboard's URL (PERFGATE_DASHBOARD_URL), as `perfgate compare --dashboard-url` takes it:
+# http(s)://HOST[:PORT][/PREFIX], no query, fragment, space or quote.
+pg_check_dashboard_url() {
+  local re='^https?://([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(/[A-Za-z0-9._~%!$&*+,;=:@/-]*)?$'
+  [[ $PERFGATE_DASHBOARD_URL =~ $re ]] ||
+    pg_die "input 'dashboard-url' (default: server-url) must be http(s)://HOST[:PORT][/PREFIX] without a query, fragment, space or quote, got '$PERFGATE_DASHBOARD_URL'"
+}
+
+# The gate's settings as `perfgate compare` flags, the same for every look (pr_more_rounds.sh)
+# and the last (pr_gate.sh): prints one flag or value per line, for mapfile.
+pg_gate_setting_flags() {
+  printf '%s\n' --alpha "$PERFGATE_ALPHA" --min-effect "$PERFGATE_MIN_EFFECT" \
+    --correction "$PERFGATE_CORRECTION"
+  if [ -n "$PERFGATE_METRICS" ]; then printf '%s\n' --metrics "$PERFGATE_METRICS"; fi
 }
 
 # The ingest token (PERFGATE_TOKEN) into a mode-600 header file for `curl -H @FILE`, so it never

@@ -32,10 +32,15 @@ if [ "$REUSED" = true ]; then
   notes+=(--note "Baseline reused: the merge-base ${BASE_SHA:0:12} was not benchmarked in this job; its runs come from the runner's persistent store ($PERFGATE_DB), PERFGATE_REUSE_BASE=true.")
 fi
 
+mapfile -t settings < <(pg_gate_setting_flags)
+if pg_bool "$PERFGATE_FAIL_ON_COUNTER_CHANGE"; then settings+=(--fail-on-counter-change); fi
+# The summary links to the dashboard's compare page of the pair, where pr_submit.sh stores this
+# gate, and to each regressed cell's trend there.
+if [ -n "$PERFGATE_DASHBOARD_URL" ]; then settings+=(--dashboard-url "$PERFGATE_DASHBOARD_URL"); fi
+
 set +e
 "$bin" compare --db "$db" --repo "$REPO" --main "$MAIN_REF" \
-  --base merge-base --head "$HEAD_SHA" \
-  --alpha "$PERFGATE_ALPHA" --min-effect "$PERFGATE_MIN_EFFECT" --correction "$PERFGATE_CORRECTION" \
+  --base merge-base --head "$HEAD_SHA" "${settings[@]}" \
   --look "${GATE_LOOK:-1}" --max-looks "${GATE_MAX_LOOKS:-1}" \
   --format markdown --github --output "$md" --json "$json" "${notes[@]}"
 rc=$?

@@ -47,13 +47,13 @@ if [ "$REUSED" = true ] || [ -z "$BASE_BIN" ]; then
 fi
 
 db=$GATE_DB
+mapfile -t settings < <(pg_gate_setting_flags)
 look=1
 while :; do
   # The last look is pr_gate.sh's: it decides whatever the interval.
   if ((look == max_looks)); then finish "$look" "$max_looks" "max-rounds reached"; fi
   json=$("$bin" compare --db "$db" --repo "$REPO" --main "$MAIN_REF" \
-    --base merge-base --head "$HEAD_SHA" --alpha "$PERFGATE_ALPHA" \
-    --min-effect "$PERFGATE_MIN_EFFECT" --correction "$PERFGATE_CORRECTION" \
+    --base merge-base --head "$HEAD_SHA" "${settings[@]}" \
     --look "$look" --max-looks "$max_looks" --format json 2>"$PERFGATE_WORK/look.err") || true
   if ! grep -q '"sequential"' <<<"$json"; then
     pg_log "the gate could not judge look $look: $(head -c 500 "$PERFGATE_WORK/look.err")"

@@ -10,6 +10,13 @@
 # on the server.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
+# The summary's dashboard links (pr_gate.sh) point at the gate this step stores; when it is not
+# stored, the summary says so.
+not_stored() {
+  if [ -n "$PERFGATE_DASHBOARD_URL" ] && [ "${PERFGATE_DASHBOARD_URL%/}" = "${PERFGATE_SERVER_URL%/}" ]; then
+    echo "The gate result was not submitted, so the dashboard's compare page of this pair shows no stored gate." | pg_summary
+  fi
+}
 [ -n "$PERFGATE_SERVER_URL" ] || {
   pg_log "no server-url: the gate result is not submitted"
   exit 0
@@ -17,11 +24,13 @@ source "$(dirname "$0")/lib.sh"
 pg_check_server_url
 if [ -z "${PERFGATE_TOKEN:-}" ]; then
   echo "::warning title=perfgate::server-url is set but token is empty (pull requests from forks get no secrets): the gate result was not submitted"
+  not_stored
   exit 0
 fi
 if [ -z "${PERFGATE_RUN_AS:-}" ]; then
   # Without run-as the measured code ran as the runner user, who may read this step's token.
   echo "::warning title=perfgate::the gate result was not submitted: a pull request's token is only used when run-as keeps the measured code away from it"
+  not_stored
   exit 0
 fi
 json="$PERFGATE_ARTIFACTS/perfgate-report.json"
@@ -55,4 +64,5 @@ if curl --silent --show-error --fail-with-body --max-time 60 -H @"$PG_HEADERS" \
   echo "Submitted the gate result to $PERFGATE_SERVER_URL." | pg_summary
 else
   echo "::warning title=perfgate::submitting the gate result to $url failed; the verdict stands"
+  not_stored
 fi

@@ -10,71 +10,14 @@
 #include "app/compare.h"
 #include "gate/report.h"
 #include "store/store.h"
+#include "tests/common/profiled_runs.h"
 #include "tests/common/temp_dir.h"
 
 namespace pg {
 namespace {
 
 const std::string kBase(40, 'b'), kHead(40, 'd');
-constexpr int kLayers = 12, kGen = 8;
-
-CellKey key(int seq) { return {"tiny", "fp32", 1, seq, kGen, true, "sdpa", false, "cpu"}; }
-
-// A decode step as the runner profiles it: a layer's ops, n_layer times.
-ProfileStep step(int index, bool extra_silu, bool item_sync) {
-  ProfileStep s;
-  s.step = index;
-  auto add = [&](const std::string& name, int64_t count, double ms) {
-    s.ops_by_name.push_back({ProfileOpKind::op, name, count, ms});
-    s.ops += count;
-  };
-  add("aten::addmm", 4 * kLayers, 0.40);
-  add("aten::layer_norm", 2 * kLayers, 0.05);
-  add("aten::scaled_dot_product_attention", kLayers, 0.08);
-  add("aten::mul", 2 * kLayers + (extra_silu ? kLayers : 0), extra_silu ? 0.09 : 0.03);
-  if (extra_silu) add("aten::sigmoid", kLayers, 0.07);
-  if (item_sync) {
-    add("aten::item", 1, 0.002);
-    add("aten::_local_scalar_dense", 1, 0.001);
-    s.syncs = 1;
-  }
-  s.alloc_bytes = 4096 * static_cast<int64_t>(s.ops);
-  s.peak_bytes = 65536;
-  s.wall_ms = 1.0;
-  return s;
-}
-
-CellResult cell(int seq, double tpot, uint32_t seed, bool silu, bool sync) {
-  CellResult c;
-  c.key = key(seq);
-  for (int r = 0; r < 10; ++r) {
-    const double t = tpot * (1 + 0.01 * ((seed * 7 + r * 13) % 5 - 2));
-    c.samples.prefill_ms.push_back(5 * t);
-    c.samples.decode_ms.push_back(std::vector<double>(kGen - 1, t));
-  }
-  c.metrics["tpot_ms"] = tpot;
-  CellProfile p;
-  p.profiler = "kineto";
-  p.wall_ms = 12;
-  for (int i = -1; i < kGen - 1; ++i) p.steps.push_back(step(i, silu, sync));
-  c.profile = p;
-  return c;
-}
-
-Run run(const std::string& sha, bool head, uint32_t seed) {
-  Run r;
-  r.status = RunStatus::complete;
-  r.started_at = "2026-01-01T00:00:00Z";
-  r.finished_at = "2026-01-01T00:01:00Z";
-  r.git.commit = sha;
-  r.git.branch = "main";
-  r.git.time = "2026-01-01T00:00:00Z";
-  r.git.repo_path = "/synthetic";
-  r.env = {{"device", "cpu"}, {"torch", "2.11.0"}, {"cpu", "test"}, {"threads", "1"}};
-  r.cells.push_back(cell(16, head ? 1.5 : 1.0, seed, head, false));  // slower: an op per layer
-  r.cells.push_back(cell(32, 1.0, seed + 1, false, head));           // same time, one sync
-  return r;
-}
+using namespace pg::testing::profiled;  // NOLINT: the runs every explanation suite seeds
 
 class Explain : public ::testing::Test {
  protected:

@@ -10,9 +10,9 @@
 # into the checkout, and its build makes a launcher for the real perfgate that loads
 # ./artifact.env from the checkout it runs in. Scenarios:
 #   pr-noop   a README change                        -> gate passes, job exits 0
-#   pr-slow   perf.env preloads the spinning        -> regression: exit 1, ::error, summary;
-#             allocator (real extra work, ~2-3x,        base and head each load their own artifact
-#             tests/common/slow_alloc.cpp)
+#   pr-slow   perf.env preloads the spinning        -> regression: exit 1, ::error, summary
+#             allocator (real extra work, ~2-3x,        with dashboard links (dashboard-url);
+#             tests/common/slow_alloc.cpp)              base and head each load their own artifact
 #   pr-cheat  pr-slow plus edits of its copy of the  -> still exit 1 with the trusted scripts (the
 #             decision script, the action and the       workflow's layout); exit 0 with the PR's own
 #             sweep                                     scripts: what the gate used to trust
@@ -177,7 +177,9 @@ run_pr() {
       PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA="${GATE_ALPHA:-0.01}" PERFGATE_MIN_EFFECT=0.25 \
       PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=4 PERFGATE_MAX_ROUNDS=6 PERFGATE_MAIN_ROUNDS=1 \
       PERFGATE_FAIL_ON_INCONCLUSIVE="${FAIL_ON_INCONCLUSIVE:-true}" PERFGATE_REUSE_BASE=false \
-      PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='' \
+      PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='' PERFGATE_DASHBOARD_URL="${DASHBOARD_URL:-}" \
+      PERFGATE_METRICS="${GATE_METRICS:-}" \
+      PERFGATE_FAIL_ON_COUNTER_CHANGE="${FAIL_ON_COUNTER_CHANGE:-false}" \
       "$scripts/action_env.sh"
     # Later steps see $GITHUB_ENV's variables, as in Actions.
     while IFS='=' read -r key value; do export "$key=$value"; done <"$GITHUB_ENV"
@@ -197,7 +199,8 @@ run_pr() {
   sed -n '1,3p' "$job/summary.md" 2>/dev/null || true
 }
 
-run_pr pr-noop
+# fail-on-counter-change: a README change changes no counter, so the gate still passes.
+FAIL_ON_COUNTER_CHANGE=true run_pr pr-noop
 check "pr-noop: job passes (exit 0)" [ "$rc" -eq 0 ]
 check "pr-noop: verdict=pass in GITHUB_OUTPUT" has "$job/output" "verdict=pass"
 check "pr-noop: summary opens with the pass line" has "$job/summary.md" "### ✅ perfgate: no regression"
@@ -212,8 +215,17 @@ check "pr-noop: cleanup removed the sandbox" bash -c "source '$job/sandbox.env' 
 cp "$job/work/gate.db" "$tmp/server.db"
 [ "$rc" -eq 0 ] || cat "$job/log" "$job/summary.md"
 
-GATE_ALPHA=0.05 run_pr pr-slow
+GATE_ALPHA=0.05 GATE_METRICS=tpot_ms DASHBOARD_URL=http://dash.example:8080/pg run_pr pr-slow
 check "pr-slow: job fails with exit 1" [ "$rc" -eq 1 ]
+check "pr-slow: metrics reached the gate (peak memory, gated by default, is not among its metrics)" \
+  bash -c "! grep -q '\"metric\": \"peak_alloc_bytes\"' '$job/work/artifacts/perfgate-report.json'"
+check "pr-slow: the summary links to the dashboard's compare page of the pair" \
+  has "$job/summary.md" "[This comparison on the dashboard](http://dash.example:8080/pg/compare?base="
+check "pr-slow: ... and to the regressed cell's trend" \
+  has "$job/summary.md" "([trend](http://dash.example:8080/pg/series?model="
+check "pr-slow: the ::error names the trend" has "$job/gate.stdout" "trend: http://dash.example:8080/pg/series?model="
+check "pr-slow: the JSON report has its links" has "$job/work/artifacts/perfgate-report.json" '"links": {'
+
 check "pr-slow: ::error printed" has "$job/gate.stdout" "::error title=perfgate regression"
 check "pr-slow: summary written with the regression line" has "$job/summary.md" "### ❌ perfgate: 1 regression in decode latency"
 check "pr-slow: verdict=regression in GITHUB_OUTPUT" has "$job/output" "verdict=regression"
@@ -339,6 +351,11 @@ g = json.loads(sys.argv[1])["gate_regressions"]
 sys.exit(not (len(g) == 1 and g[0]["state"] == "open" and g[0]["ref"] == "refs/pull/7/merge"
               and g[0]["submitted_by"] == "octo-cat[bot]" and g[0]["regressed_cells"] >= 1))' "$listed"
 check "pr-submit: the token is in no file the job left" bash -c "! grep -rqs s3cret-ingest-token '$tmp/job-pr-slow'"
+# The summary's compare link, on the server that holds the gate but not the pull request's runs.
+pair=$(python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print("base=" + j["base"] + "&head=" + j["head"])' \
+  "$tmp/job-pr-slow/work/artifacts/perfgate-report.json")
+check "pr-submit: the compare page of the pair shows the stored gate" \
+  bash -c "curl -fsS 'http://127.0.0.1:$port/compare?$pair' | grep -q 'id=\"stored-verdict\" class=\"badge big fail\"'"
 if [ "$src" -ne 0 ] || ! grep -q '"gate_regressions"' <<<"$listed"; then
   cat "$tmp/pr-submit.log" "$tmp/serve.log"
   echo "$listed"
