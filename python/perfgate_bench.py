@@ -322,6 +322,11 @@ def _is_runtime_call(name):
     return name.startswith("cuda") or (name.startswith("cu") and name[2:3].isupper())
 
 
+def _is_profiler_overhead(name):
+    """Kineto's records of its own work on the host (buffer requests, CUPTI overhead)."""
+    return name == "Activity Buffer Request" or "Overhead" in name
+
+
 def _summarise(events, cuda, step):
     """One step's Kineto events -> its by_name rows and counters (the built-in's rules)."""
     rows = {}
@@ -335,12 +340,14 @@ def _summarise(events, cuda, step):
     spans, allocs = [], []
     device = "cuda" if cuda else "cpu"
     for e in events:
-        if e.is_user_annotation():  # record_function ranges, on the host and the device
-            continue
         name = e.name()
-        on_device = str(e.device_type()).split(".")[-1].lower() != "cpu"
+        # record_function ranges (on the host and the device) and the profiler's own work
+        if e.is_user_annotation() or _is_profiler_overhead(name):
+            continue
+        where = str(e.device_type()).split(".")[-1].lower()  # DeviceType.CUDA -> cuda
+        on_device = where != "cpu"
         if name == "[memory]":
-            if (str(e.device_type()).split(".")[-1].lower() == device):
+            if where == device:
                 allocs.append((e.start_ns(), e.nbytes()))
         elif on_device:
             if name.startswith("Memcpy"):
