@@ -17,7 +17,8 @@
 `cell.gen_tokens - 1` decode steps, and prints docs/PROTOCOL.md's JSON lines. On CUDA it times
 with CUDA events recorded between the calls (one synchronisation per repetition, none between
 steps); on the CPU with time.perf_counter_ns. It imports nothing outside the standard library;
-torch is only touched when the cell's device is CUDA (and then it is already imported by you).
+torch is only touched when the cell's device is CUDA or a profile is asked for (and then it is
+already imported by you; without torch the profile says so in its note).
 
 When perfgate asks for a profile (the cell's `profile`, PERFGATE_PROFILE=on; `perfgate run
 --profile off` asks for none), `run` then runs one more, untimed prefill + decode sequence, each
