@@ -36,8 +36,8 @@ struct ProfileStep {
 };
 
 struct CellProfile {
-  std::string profiler;             // "kineto", or "none" when the profiler was unusable
-  double wall_ms = 0;               // what the whole profiled sequence cost, set-up included
+  std::string profiler;  // "kineto", "none" when unusable; an --exec benchmark names its own
+  double wall_ms = 0;    // what the whole profiled sequence cost, set-up included
   std::optional<std::string> note;  // why kernels or counters are missing
   std::vector<ProfileStep> steps;   // prefill first, then the decode steps in order
 };

@@ -26,7 +26,8 @@ struct CellResult {
   std::optional<std::string> reason;      // why oom / invalid / error
   std::map<std::string, double> metrics;  // core/metrics.h name -> value; absent = not applicable
   CellSamples samples;
-  // The untimed profiled sequence (core/profile.h); absent with --profile off or for --exec.
+  // The untimed profiled sequence (core/profile.h); absent with --profile off, or for an --exec
+  // benchmark that printed no profile line (docs/PROTOCOL.md).
   std::optional<CellProfile> profile;
 };
 

@@ -17,7 +17,15 @@
 `cell.gen_tokens - 1` decode steps, and prints docs/PROTOCOL.md's JSON lines. On CUDA it times
 with CUDA events recorded between the calls (one synchronisation per repetition, none between
 steps); on the CPU with time.perf_counter_ns. It imports nothing outside the standard library;
-torch is only touched when the cell's device is CUDA (and then it is already imported by you).
+torch is only touched when the cell's device is CUDA or a profile is asked for (and then it is
+already imported by you; without torch the profile says so in its note).
+
+When perfgate asks for a profile (the cell's `profile`, PERFGATE_PROFILE=on; `perfgate run
+--profile off` asks for none), `run` then runs one more, untimed prefill + decode sequence, each
+step under its own torch.profiler session, and prints docs/PROTOCOL.md's `profile` line: per step
+the ATen ops (calls, host self time) and CUDA kernels (launches, device time) by name, and the
+counters of perfgate's own profile (docs/METRICS.md, "The profile"). No timed repetition ever runs
+under the profiler.
 
 While the benchmark runs, file descriptor 1 is pointed at stderr, so a stray print() (or a C
 library writing to stdout) cannot corrupt the protocol; the protocol lines go to the original
@@ -33,8 +41,10 @@ import platform
 import random
 import sys
 import time
+import warnings
 
-PROTOCOL = 1
+PROTOCOL = 2  # the newest protocol this helper speaks; it answers perfgate's own version
+OLDEST_PROTOCOL = 1
 
 _proto_fd = None
 
@@ -75,6 +85,9 @@ class Cell:
         self.attention = str(d.get("attention", "sdpa"))
         self.cuda_graphs = bool(d.get("cuda_graphs", False))
         self.repo = str(d.get("repo", os.getcwd()))
+        # The version both ends speak, and whether perfgate asked for a profile (protocol 2).
+        self.protocol = min(int(d.get("protocol", PROTOCOL)), PROTOCOL)
+        self.profile = self.protocol >= 2 and bool(d.get("profile", False))
         if self.gen_tokens < 1 or self.reps < 1 or self.batch_size < 1 or self.prompt_len < 1:
             raise ValueError("perfgate_bench: the cell has a non-positive size: %r" % (d,))
 
@@ -127,10 +140,13 @@ def cell(argv=None):
             "attention": e.get("PERFGATE_ATTENTION", "sdpa"),
             "cuda_graphs": e.get("PERFGATE_CUDA_GRAPHS", "off") == "on",
             "repo": e.get("PERFGATE_REPO", os.getcwd()),
+            "protocol": _env_int("PERFGATE_PROTOCOL", PROTOCOL),
+            "profile": e.get("PERFGATE_PROFILE", "off") == "on",
         }
     proto = int(d.get("protocol", PROTOCOL))
-    if proto != PROTOCOL:
-        raise SystemExit("perfgate_bench: perfgate speaks protocol %d, this helper %d" % (proto, PROTOCOL))
+    if proto > PROTOCOL or proto < OLDEST_PROTOCOL:
+        raise SystemExit("perfgate_bench: perfgate speaks protocol %d, this helper %d to %d"
+                         % (proto, OLDEST_PROTOCOL, PROTOCOL))
     return Cell(d)
 
 
@@ -246,7 +262,8 @@ def run(c, prefill, decode_step, engine, versions=None, model_info=None, setup=N
     flops_per_token, kv_bytes_per_token, vocab, context. peak_alloc_bytes: a callable giving the
     peak device memory of the timed repetitions; on CUDA torch.cuda.max_memory_allocated is used.
     """
-    hello = {"type": "hello", "protocol": PROTOCOL, "engine": engine, "versions": _versions(versions)}
+    hello = {"type": "hello", "protocol": c.protocol, "engine": engine,
+             "versions": _versions(versions)}
     if model_info:
         hello["model"] = {k: v for k, v in model_info.items() if v is not None}
     _emit(hello)
@@ -261,10 +278,13 @@ def run(c, prefill, decode_step, engine, versions=None, model_info=None, setup=N
                 raise RuntimeError("repetition %d has a non-positive or non-finite time %r" % (i, bad[0]))
             _emit({"type": "rep", "rep": i, "prefill_ms": p, "decode_ms": d})
         end = {"type": "end"}
+        # Read before the profiled sequence, so that its allocations never count.
         peak = peak_alloc_bytes() if peak_alloc_bytes else (
             torch.cuda.max_memory_allocated() if torch is not None else None)
         if peak:
             end["peak_alloc_bytes"] = int(peak)
+        if c.profile:
+            _emit(dict({"type": "profile"}, **profile_sequence(c, prefill, decode_step, setup)))
         _emit(end)
     except Exception as exc:  # reported to perfgate, then re-raised for the traceback
         kind = "oom" if _is_oom(exc) else "error"
@@ -272,3 +292,168 @@ def run(c, prefill, decode_step, engine, versions=None, model_info=None, setup=N
         if kind == "oom":
             return
         raise
+
+
+# --- the profile (docs/PROTOCOL.md, "The profile line"; docs/METRICS.md, "The profile") --------
+# The same events, read the same way, as perfgate's built-in profile (runner/lm/profile.cpp):
+# Kineto's events of one step, host ops with their self time, kernels with their device time.
+
+_SYNC_CALLS = frozenset(("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+                         "cudaMemcpy", "cudaMemcpy2D"))
+MAX_ROWS_PER_STEP = 4096  # perfgate's bounds on the profile line (runner/exec/exec_profile.h)
+MAX_NAME_BYTES = 1024
+
+
+def _first_line(exc):
+    return ("%s: %s" % (type(exc).__name__, exc)).splitlines()[0][:300]
+
+
+def _row_name(name):
+    """A name as perfgate accepts it: no control characters, at most MAX_NAME_BYTES of UTF-8."""
+    name = "".join("?" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch for ch in str(name)) or "?"
+    data = name.encode("utf-8", "replace")
+    if len(data) <= MAX_NAME_BYTES:
+        return name
+    return data[:MAX_NAME_BYTES - 3].decode("utf-8", "ignore") + "..."
+
+
+def _is_runtime_call(name):
+    """A CUDA runtime or driver call (cudaLaunchKernel, cuLaunchKernel), which Kineto records on
+    the host beside the ATen ops; never an op."""
+    return name.startswith("cuda") or (name.startswith("cu") and name[2:3].isupper())
+
+
+def _is_profiler_overhead(name):
+    """Kineto's records of its own work on the host (buffer requests, CUPTI overhead)."""
+    return name == "Activity Buffer Request" or "Overhead" in name
+
+
+def _summarise(events, cuda, step):
+    """One step's Kineto events -> its by_name rows and counters (the built-in's rules)."""
+    rows = {}
+
+    def row(kind, name):
+        key = (kind, _row_name(name))
+        if key not in rows:
+            rows[key] = {"kind": kind, "name": key[1], "count": 0, "total_ms": 0.0}
+        return rows[key]
+
+    spans, allocs = [], []
+    device = "cuda" if cuda else "cpu"
+    for e in events:
+        name = e.name()
+        # record_function ranges (on the host and the device) and the profiler's own work
+        if e.is_user_annotation() or _is_profiler_overhead(name):
+            continue
+        where = str(e.device_type()).split(".")[-1].lower()  # DeviceType.CUDA -> cuda
+        on_device = where != "cpu"
+        if name == "[memory]":
+            if where == device:
+                allocs.append((e.start_ns(), e.nbytes()))
+        elif on_device:
+            if name.startswith("Memcpy"):
+                if "DtoH" in name:
+                    step["d2h_copies"] += 1
+            elif not name.startswith("Memset"):
+                r = row("kernel", name)
+                r["count"] += 1
+                r["total_ms"] += e.duration_ns() / 1e6
+                step["kernels"] += 1
+        elif _is_runtime_call(name):
+            if name in _SYNC_CALLS:
+                step["syncs"] += 1
+        else:
+            spans.append((e.start_thread_id(), e.start_ns(), -e.end_ns(), name))
+            if name == "aten::_local_scalar_dense" and not cuda:
+                step["syncs"] += 1
+    spans.sort()
+    open_ = []  # [end_ns, start_ns, name, children_ns]
+
+    def close():
+        end, start, name, children = open_.pop()
+        dur = end - start
+        r = row("op", name)
+        r["count"] += 1
+        r["total_ms"] += max(0, dur - children) / 1e6
+        if open_:
+            open_[-1][3] += dur
+
+    thread = None
+    for tid, start, neg_end, name in spans:
+        while open_ and (tid != thread or open_[-1][0] <= start):
+            close()
+        thread = tid
+        open_.append([-neg_end, start, name, 0])
+    while open_:
+        close()
+    step["ops"] = len(spans)
+    held = peak = 0
+    for _, nbytes in sorted(allocs, key=lambda a: a[0]):
+        if nbytes > 0:
+            step["alloc_bytes"] += nbytes
+        held += nbytes
+        peak = max(peak, held)
+    step["peak_bytes"] = peak
+    by_name = sorted(rows.values(), key=lambda r: -r["total_ms"])
+    step["by_name"] = by_name[:MAX_ROWS_PER_STEP]
+
+
+def _new_step(index):
+    return {"step": index, "wall_ms": 0.0, "ops": 0, "kernels": 0, "syncs": 0, "d2h_copies": 0,
+            "alloc_bytes": 0, "peak_bytes": None, "by_name": []}
+
+
+def profile_sequence(c, prefill, decode_step, setup=None):
+    """One untimed prefill + decode sequence, each step in its own torch.profiler session (ended
+    after waiting for the device, so every kernel of the step is in it): the `profile` object of
+    docs/PROTOCOL.md. Where the profiler cannot start, `profiler` is "none", `note` says why and
+    the steps keep their wall times; if the sequence itself fails, the steps are dropped."""
+    t0 = time.perf_counter_ns()
+    cuda = _is_cuda(c.device)
+    out = {"profiler": "torch.profiler", "wall_ms": 0.0, "note": None, "steps": []}
+    if not cuda:  # Kineto probes for GPUs even for CPU activity only, and logs an ERROR line
+        os.environ.setdefault("KINETO_LOG_LEVEL", "5")
+    torch = tp = None
+    try:
+        import torch
+        import torch.profiler as tp
+        activities = [tp.ProfilerActivity.CPU] + ([tp.ProfilerActivity.CUDA] if cuda else [])
+    except Exception as exc:
+        out["profiler"], out["note"] = "none", "torch.profiler is unusable: " + _first_line(exc)
+    sync = (lambda: torch.cuda.synchronize()) if cuda and torch is not None else (lambda: None)
+    calls = [prefill] + [(lambda i: lambda: decode_step(i))(i) for i in range(c.gen_tokens - 1)]
+    try:
+        if setup is not None:
+            setup()
+        for index, call in enumerate(calls):
+            step = _new_step(index - 1)
+            prof = None
+            if out["profiler"] != "none":
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        prof = tp.profile(activities=activities, profile_memory=True)
+                        prof.start()
+                except Exception as exc:
+                    out["profiler"] = "none"
+                    out["note"] = "torch.profiler could not start: " + _first_line(exc)
+                    prof = None
+            start = time.perf_counter_ns()
+            call()
+            sync()
+            step["wall_ms"] = (time.perf_counter_ns() - start) / 1e6
+            if prof is not None:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    prof.stop()
+                _summarise(prof.profiler.kineto_results.events(), cuda, step)
+                if cuda and step["syncs"] > 0:  # the boundary's own wait for the device
+                    step["syncs"] -= 1
+            out["steps"].append(step)
+    except Exception as exc:  # the timed samples stand; only the profile is lost
+        out["profiler"], out["steps"] = "none", []
+        out["note"] = "the profiled sequence failed: " + _first_line(exc)
+    if cuda and out["profiler"] != "none" and not any(s["kernels"] for s in out["steps"]):
+        out["note"] = "no CUDA kernel was recorded: CUPTI is unusable on this machine"
+    out["wall_ms"] = (time.perf_counter_ns() - t0) / 1e6
+    return out

@@ -24,7 +24,7 @@ struct SweepConfig {
   std::vector<bool> kv_cache = {true};
   std::vector<std::string> attention;  // empty = sdpa where available, else math
   std::vector<bool> cuda_graphs = {false};
-  bool profile = true;  // one untimed profiled sequence per cell (ignored with --exec)
+  bool profile = true;  // one untimed profiled sequence per cell (asked of an --exec benchmark)
   int64_t seed = 0;
   std::string repo = ".";
   std::string db = "perfgate.db";

@@ -28,8 +28,9 @@ def load_config(path):
         return json.load(f)
 
 
-def build(cfg, batch=1, device="cuda", dtype="bf16", seed=0):
-    """Returns (the contract module on `device`, the HF model, facts for model_info)."""
+def build_exportable(cfg, batch=1, device="cuda", dtype="bf16", seed=0, patch=None):
+    """Returns (transformers' static-cache export wrapper, the HF model); `patch(model)`, when
+    given, changes the model before it is wrapped (bench/explain/variant_model.py)."""
     cfg = dict(cfg)
     model_type = cfg.pop("model_type", "llama")
     context = int(cfg.pop("context", 1024))
@@ -38,10 +39,26 @@ def build(cfg, batch=1, device="cuda", dtype="bf16", seed=0):
         model = transformers.AutoModelForCausalLM.from_config(
             transformers.AutoConfig.for_model(model_type, **cfg), dtype=pe.DTYPES[dtype])
     model = model.to(device).eval()
+    if patch is not None:
+        patch(model)
     model.generation_config.cache_implementation = "static"
-    wrapped = TorchExportableModuleForDecoderOnlyLM(model, batch_size=batch, max_cache_len=context,
-                                                    device=torch.device(device)).model
-    module = PerfgateContract(wrapped).to(device).eval()
+    exportable = TorchExportableModuleForDecoderOnlyLM(model, batch_size=batch,
+                                                       max_cache_len=context,
+                                                       device=torch.device(device))
+    return exportable, model
+
+
+def build(cfg, batch=1, device="cuda", dtype="bf16", seed=0, patch=None):
+    """Returns (the contract module on `device`, the HF model, facts for model_info)."""
+    exportable, model = build_exportable(cfg, batch, device, dtype, seed, patch)
+    module = PerfgateContract(exportable.model).to(device).eval()
+    return module, model, facts_of(model, cfg, dtype)
+
+
+def facts_of(model, cfg, dtype):
+    """perfgate_bench's model_info of the model `cfg` built."""
+    model_type = cfg.get("model_type", "llama")
+    context = int(cfg.get("context", 1024))
     c = model.config
     head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
     elem = torch.finfo(pe.DTYPES[dtype]).bits // 8
@@ -54,4 +71,4 @@ def build(cfg, batch=1, device="cuda", dtype="bf16", seed=0):
         "vocab": c.vocab_size,
         "context": context,
     }
-    return module, model, facts
+    return facts

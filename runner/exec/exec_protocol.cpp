@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "runner/exec/exec_profile.h"
+
 namespace pg::exec {
 namespace {
 
@@ -74,12 +76,16 @@ ModelFacts read_facts(const json& m, int line) {
 EngineInfo read_hello(const json& j, int line) {
   LineCheck c(j, line);
   c.only_keys({"type", "protocol", "engine", "versions", "model"}, "hello");
+  const std::string spoken =
+      std::to_string(kOldestProtocolVersion) + " to " + std::to_string(kProtocolVersion);
   const json* proto = c.find("protocol");
-  if (!proto) c.fail("hello has no \"protocol\" (this perfgate speaks protocol 1)");
-  if (!proto->is_number_integer() || proto->get<int64_t>() != kProtocolVersion)
-    c.fail("protocol " + proto->dump() + " is not one this perfgate speaks (it speaks " +
-           std::to_string(kProtocolVersion) + ")");
+  if (!proto) c.fail("hello has no \"protocol\" (this perfgate speaks protocol " + spoken + ")");
+  if (!proto->is_number_integer() || proto->get<int64_t>() < kOldestProtocolVersion ||
+      proto->get<int64_t>() > kProtocolVersion)
+    c.fail("protocol " + proto->dump() + " is not one this perfgate speaks (it speaks " + spoken +
+           ")");
   EngineInfo e;
+  e.protocol = proto->get<int>();
   e.name = c.text("engine", true);
   if (const json* v = c.find("versions")) {
     if (!v->is_object()) c.fail("\"versions\" must be an object of strings");
@@ -123,6 +129,7 @@ void ProtocolReader::feed(std::string_view raw) {
   if (state_ == State::want_hello) {
     if (type != "hello") c.fail("the first line must be the hello line, got a " + type + " line");
     engine_ = read_hello(j, line);
+    protocol_ = engine_->protocol;
     state_ = State::want_rep;
     return;
   }
@@ -154,6 +161,19 @@ void ProtocolReader::feed(std::string_view raw) {
     samples_.decode_ms.push_back(std::move(decode));
     return;
   }
+  if (type == "profile") {
+    if (protocol_ < 2)
+      c.fail("a profile line needs protocol 2 (the hello line said " + std::to_string(protocol_) +
+             ")");
+    if (!profile_asked_)
+      c.fail("a profile line, but perfgate asked for none (the cell's profile is off)");
+    if (profile_) c.fail("a second profile line");
+    if (reps_seen() != static_cast<size_t>(reps_))
+      c.fail("a profile line after " + std::to_string(reps_seen()) + " of " +
+             std::to_string(reps_) + " repetitions (it comes after the last rep line)");
+    profile_ = read_profile_line(j, line, gen_tokens_);
+    return;
+  }
   if (type == "end") {
     c.only_keys({"type", "peak_alloc_bytes"}, "end");
     if (reps_seen() != static_cast<size_t>(reps_))
@@ -164,7 +184,7 @@ void ProtocolReader::feed(std::string_view raw) {
     state_ = State::done;
     return;
   }
-  c.fail("unknown line type \"" + type + "\" (expected hello, rep, end, oom or error)");
+  c.fail("unknown line type \"" + type + "\" (expected hello, rep, profile, end, oom or error)");
 }
 
 }  // namespace pg::exec

@@ -8,11 +8,15 @@
 #include <string>
 #include <string_view>
 
+#include "core/profile.h"
 #include "core/run.h"
 
 namespace pg::exec {
 
-inline constexpr int kProtocolVersion = 1;
+// The newest version perfgate speaks (what the cell's `protocol` says) and the oldest whose
+// hello line it still accepts. Version 2 adds the optional `profile` line.
+inline constexpr int kProtocolVersion = 2;
+inline constexpr int kOldestProtocolVersion = 1;
 
 // Optional facts about the model, for MBU / MFU and the table; absent = those metrics are null.
 struct ModelFacts {
@@ -25,6 +29,7 @@ struct ModelFacts {
 };
 
 struct EngineInfo {
+  int protocol = kProtocolVersion;  // the version the hello line declared
   std::string name;
   std::map<std::string, std::string> versions;
   ModelFacts model;
@@ -40,11 +45,14 @@ struct ProtocolError : std::runtime_error {
 
 class ProtocolReader {
  public:
-  ProtocolReader(int reps, int gen_tokens) : reps_(reps), gen_tokens_(gen_tokens) {}
+  // `profile_asked`: the cell asked for a profile (docs/PROTOCOL.md, "The profile line"); a
+  // profile line is refused otherwise.
+  ProtocolReader(int reps, int gen_tokens, bool profile_asked = false)
+      : reps_(reps), gen_tokens_(gen_tokens), profile_asked_(profile_asked) {}
 
   // One stdout line. Blank lines are skipped; anything else must be a protocol line in its
-  // place: hello first, then `reps` rep lines in order, then end (or oom / error at any point).
-  // Throws ProtocolError.
+  // place: hello first, then `reps` rep lines in order, then (protocol 2, when asked) at most
+  // one profile line, then end (or oom / error at any point). Throws ProtocolError.
   void feed(std::string_view line);
 
   enum class State { want_hello, want_rep, done };
@@ -60,9 +68,16 @@ class ProtocolReader {
   // Complete once state() is done without a reported failure.
   const CellSamples& samples() const { return samples_; }
   const std::optional<double>& peak_alloc_bytes() const { return peak_alloc_bytes_; }
+  // The profile line's record, when the benchmark printed one.
+  const std::optional<CellProfile>& profile() const { return profile_; }
+  // The protocol version the hello line declared (0 before it).
+  int protocol() const { return protocol_; }
 
  private:
   int reps_, gen_tokens_;
+  bool profile_asked_;
+  int protocol_ = 0;
+  std::optional<CellProfile> profile_;
   int line_no_ = 0;
   State state_ = State::want_hello;
   std::optional<EngineInfo> engine_;

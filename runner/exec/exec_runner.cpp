@@ -102,6 +102,7 @@ std::map<std::string, std::string> cell_environment(const CellKey& key, const Me
       {"PERFGATE_ATTENTION", key.attention},
       {"PERFGATE_CUDA_GRAPHS", onoff(key.cuda_graphs)},
       {"PERFGATE_REPO", repo_dir},
+      {"PERFGATE_PROFILE", onoff(opt.profile)},
   };
 }
 
@@ -121,6 +122,7 @@ std::string cell_json(const CellKey& key, const MeasureOptions& opt, const std::
       {"attention", key.attention},
       {"cuda_graphs", key.cuda_graphs},
       {"repo", repo_dir},
+      {"profile", opt.profile},
   };
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -141,7 +143,7 @@ CellResult ExecMeasurer::measure(const CellKey& key, const MeasureOptions& opt) 
   spec.stdin_text = cell_json(key, opt, settings_.repo_dir);
   spec.timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
 
-  ProtocolReader reader(opt.reps, key.gen_tokens);
+  ProtocolReader reader(opt.reps, key.gen_tokens, opt.profile);
   std::optional<ProtocolError> bad_line;
   const ProcessOutcome proc = run_process(spec, [&](std::string_view line) {
     try {
@@ -215,6 +217,7 @@ CellResult ExecMeasurer::measure(const CellKey& key, const MeasureOptions& opt) 
            : lm::PeakFigures{opt.peak_bw_gbps, opt.peak_tflops};
   r.metrics = exec_metrics(key, r.samples, engine.model, peaks);
   if (reader.peak_alloc_bytes()) r.metrics["peak_alloc_bytes"] = *reader.peak_alloc_bytes();
+  r.profile = reader.profile();  // protocol 2's profile line, when the benchmark printed one
   return r;
 }
 

@@ -83,8 +83,10 @@ TEST(ExecProtocol, NamesTheLineAndTheReasonOfEveryViolation) {
   EXPECT_EQ(protocol_error({kHello, R"({"type":"rep","rep":0,"prefill_ms":1,"decode_ms":[1,1],)"
                                     R"("peak_mem":5})"}),
             "stdout line 2: unknown key \"peak_mem\" in a rep line");
-  EXPECT_EQ(protocol_error({R"({"type":"hello","protocol":2,"engine":"x"})"}),
-            "stdout line 1: protocol 2 is not one this perfgate speaks (it speaks 1)");
+  EXPECT_EQ(protocol_error({R"({"type":"hello","protocol":3,"engine":"x"})"}),
+            "stdout line 1: protocol 3 is not one this perfgate speaks (it speaks 1 to 2)");
+  EXPECT_EQ(protocol_error({R"({"type":"hello","protocol":0,"engine":"x"})"}),
+            "stdout line 1: protocol 0 is not one this perfgate speaks (it speaks 1 to 2)");
   EXPECT_EQ(protocol_error({R"({"type":"hello","protocol":1})"}),
             "stdout line 1: \"engine\" is missing");
   EXPECT_EQ(
@@ -92,7 +94,8 @@ TEST(ExecProtocol, NamesTheLineAndTheReasonOfEveryViolation) {
       "stdout line 1: model.param_bytes must be a positive finite number, got -1");
   EXPECT_EQ(protocol_error({kHello, kHello}), "stdout line 2: a second hello line");
   EXPECT_EQ(protocol_error({kHello, R"({"type":"done"})"}),
-            "stdout line 2: unknown line type \"done\" (expected hello, rep, end, oom or error)");
+            "stdout line 2: unknown line type \"done\" (expected hello, rep, profile, end, oom or "
+            "error)");
 }
 
 TEST(ExecProtocol, TheBenchmarkMayReportItsOwnOutOfMemory) {

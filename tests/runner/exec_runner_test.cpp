@@ -92,12 +92,13 @@ TEST(ExecRunner, TheCommandSeesTheCellInItsEnvironmentAndOnStdin) {
        {"PERFGATE_BATCH=4\n", "PERFGATE_PROMPT_LEN=16\n", "PERFGATE_GEN_TOKENS=3\n",
         "PERFGATE_WARMUP=1\n", "PERFGATE_REPS=2\n", "PERFGATE_DEVICE=cpu\n",
         "PERFGATE_DTYPE=fp32\n", "PERFGATE_SEED=7\n", "PERFGATE_MODEL=mine\n",
-        "PERFGATE_PROTOCOL=1\n", "PERFGATE_KV_CACHE=on\n", "PERFGATE_CUDA_GRAPHS=off\n",
-        "PERFGATE_ATTENTION=sdpa\n"})
+        "PERFGATE_PROTOCOL=2\n", "PERFGATE_KV_CACHE=on\n", "PERFGATE_CUDA_GRAPHS=off\n",
+        "PERFGATE_ATTENTION=sdpa\n", "PERFGATE_PROFILE=on\n"})
     EXPECT_NE(env.find(want), std::string::npos) << want << " not in\n" << env;
   EXPECT_NE(env.find("PERFGATE_REPO=" + dir.str() + "\n"), std::string::npos) << env;
   EXPECT_EQ(pgtest::read_file(dir / "stdin.json"), cell_json(key(4, 16, 3), options(), dir.str()));
   EXPECT_NE(pgtest::read_file(dir / "stdin.json").find("\"batch_size\":4"), std::string::npos);
+  EXPECT_NE(pgtest::read_file(dir / "stdin.json").find("\"profile\":true"), std::string::npos);
 }
 
 TEST(ExecRunner, BadOutputIsAnErrorNamingTheLineAndKeepingStderr) {

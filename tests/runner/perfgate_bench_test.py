@@ -109,9 +109,31 @@ class Helper(unittest.TestCase):
         self.assertEqual(len(reps[0]["decode_ms"]), 2)
 
     def test_a_newer_protocol_is_refused(self):
-        p, lines = self.bench(json.dumps(cell(protocol=2)))
+        p, lines = self.bench(json.dumps(cell(protocol=3)))
         self.assertNotEqual(p.returncode, 0)
-        self.assertIn("perfgate speaks protocol 2, this helper 1", p.stderr)
+        self.assertIn("perfgate speaks protocol 3, this helper 1 to 2", p.stderr)
+
+    def test_asked_for_a_profile_it_prints_one_after_the_repetitions(self):
+        p, lines = self.bench(json.dumps(cell(protocol=2, profile=True)))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(lines[0]["protocol"], 2)
+        self.assertEqual([l["type"] for l in lines[-2:]], ["profile", "end"])
+        self.assertEqual(lines[-3]["type"], "rep")
+        prof = lines[-2]
+        self.assertEqual(prof["profiler"], "torch.profiler", prof.get("note"))
+        self.assertEqual([s["step"] for s in prof["steps"]], [-1, 0, 1, 2, 3])
+        linear = [r for r in prof["steps"][1]["by_name"] if r["name"] == "aten::linear"]
+        self.assertEqual([(r["kind"], r["count"]) for r in linear], [("op", 4)])
+        # Its sequence ran after the timed ones: 5 timed and warm-up, 1 profiled.
+        self.assertIn("calls 30", p.stderr)
+
+    def test_not_asked_or_speaking_version_1_it_prints_no_profile(self):
+        for c in (cell(protocol=2, profile=False), cell(protocol=1, profile=True)):
+            p, lines = self.bench(json.dumps(c))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(lines[0]["protocol"], c["protocol"])
+            self.assertNotIn("profile", [l["type"] for l in lines])
+            self.assertIn("calls 25", p.stderr)
 
     def test_perfgate_stores_what_the_helper_prints(self):
         d = tempfile.mkdtemp()
