@@ -203,7 +203,7 @@ class Store {
   // "unknown"); nullopt when none. The token's hash is compared with every stored hash in
   // constant time, without an early exit and without an index lookup on the secret's hash.
   std::optional<Credential> find_credential(const std::string& token);
-  // Records a use: last_used_at = now. Best effort for the caller; throws like any write.
+  // Records a use: last_used_at = now. Throws like any write (serve ignores a failure).
   void note_credential_use(int64_t id);
 
   // --- a page of runs for the paginated GET /api/v1/runs: ids > after_id, ascending, at most

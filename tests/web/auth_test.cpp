@@ -210,6 +210,20 @@ TEST_F(Auth, ServeRefusesAHeaderWithoutItsProxyAndBadNetworks) {
   }
 }
 
+TEST_F(Auth, PerfgateServeSpellsTheProxySettingsAsItsFlags) {
+  ServeProcess p({"--db", db_, "--port", "0", "--auth-header", "X-Forwarded-User"},
+                 dir_.file("serve.log"));
+  EXPECT_EQ(p.wait_exit(), 2);
+  EXPECT_NE(p.stderr_text().find("--auth-header needs --trusted-proxy"), std::string::npos)
+      << p.stderr_text();
+  ServeProcess bad({"--db", db_, "--port", "0", "--auth-header", "X-Forwarded-User",
+                    "--trusted-proxy", "10.0.0.1/8"},
+                   dir_.file("serve2.log"));
+  EXPECT_EQ(bad.wait_exit(), 2);
+  EXPECT_NE(bad.stderr_text().find("--trusted-proxy entry '10.0.0.1/8'"), std::string::npos)
+      << bad.stderr_text();
+}
+
 TEST(TrustedProxy, MatchesAddressesAndNetworksOfBothFamilies) {
   auto p = web::TrustedProxies::parse("127.0.0.1,10.0.0.0/8,fd00::/8,::1,192.168.1.128/25");
   EXPECT_TRUE(p.contains("127.0.0.1"));
