@@ -23,10 +23,15 @@ void add_serve_command(CLI::App& root, Action& action) {
   cmd->add_option("--port", opt->port, "TCP port (0: any free port)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
-  cmd->add_option(
-      "--token-file", *token_file,
-      "file holding the bearer token POST /api/v1/runs requires (mode 600, as ssh keys); "
-      "without it, ingest is off");
+  cmd->add_option("--token-file", *token_file,
+                  "legacy credential: a file holding a bearer token that may ingest and triage "
+                  "(mode 600, as ssh keys); named ones: perfgate token add");
+  cmd->add_option("--auth-header", opt->auth_header,
+                  "header an SSO proxy names the logged-in user in (e.g. X-Forwarded-User): a "
+                  "triage identity, believed only from --trusted-proxy addresses");
+  cmd->add_option("--trusted-proxy", opt->trusted_proxy,
+                  "comma-separated addresses and CIDR networks of the proxy (e.g. 127.0.0.1); "
+                  "the header from any other peer is ignored");
   cmd->add_option("--threads", opt->threads, "worker threads (each holds one SQLite connection)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));

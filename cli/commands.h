@@ -32,6 +32,7 @@ void add_export_command(CLI::App& root, Action& action);   // cli/cmd_export.cpp
 void add_runs_command(CLI::App& root, Action& action);     // cli/cmd_export.cpp
 void add_init_command(CLI::App& root, Action& action);     // cli/cmd_init.cpp
 void add_import_command(CLI::App& root, Action& action);   // cli/cmd_import.cpp
+void add_token_command(CLI::App& root, Action& action);    // cli/cmd_token.cpp
 
 // perfgate only (cli/runner_exec.cpp): replaces this process with perfgate-runner and the same
 // arguments; returns (exit 4, with a message) only if it cannot be started.

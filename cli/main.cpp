@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   pg::cli::add_runs_command(app, action);
   pg::cli::add_import_command(app, action);
   pg::cli::add_init_command(app, action);
+  pg::cli::add_token_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

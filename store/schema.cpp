@@ -220,6 +220,25 @@ CREATE TABLE profile_ops (
   PRIMARY KEY (cell_id, step, kind, name_id)
 ) WITHOUT ROWID;
 )sql",
+      // 8: named credentials (`perfgate token`, docs/CLI.md): each a name, a role and the SHA-256
+      // of its token, never the token itself; revoked ones stay, so a name in a triage log always
+      // means one credential. Each triage event now records how its author was authenticated
+      // (`via`): events stored before had a name the writer typed, 'typed'.
+      R"sql(
+CREATE TABLE credentials (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  role TEXT NOT NULL CHECK (role IN ('ingest', 'triage', 'admin')),
+  token_sha256 TEXT NOT NULL UNIQUE CHECK (length(token_sha256) = 64),
+  created_at TEXT NOT NULL,
+  last_used_at TEXT,
+  revoked_at TEXT
+);
+ALTER TABLE regression_events ADD COLUMN via TEXT NOT NULL DEFAULT 'typed'
+  CHECK (via IN ('typed', 'token', 'header', 'legacy'));
+ALTER TABLE gate_result_events ADD COLUMN via TEXT NOT NULL DEFAULT 'typed'
+  CHECK (via IN ('typed', 'token', 'header', 'legacy'));
+)sql",
   };
   return steps;
 }

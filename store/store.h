@@ -14,6 +14,10 @@ struct sqlite3;
 
 namespace pg {
 
+// Why `name` cannot name a credential, empty when it can: 1 to 64 characters of A-Z a-z 0-9 . _ -,
+// starting with a letter or digit (docs/CLI.md, "perfgate token").
+std::string credential_name_problem(const std::string& name);
+
 // One series = one sweep-cell key measured on one comparable environment.
 struct SeriesInfo {
   int64_t id = 0;
@@ -132,12 +136,17 @@ class Store {
     int64_t series_id = 0;
     std::string metric, commit, action, reason, author, at;  // action: acknowledge | dismiss |
                                                              // fix | reopen; at: ISO 8601 UTC
+    // How `author` was authenticated: token (a named credential's name), header (the user a
+    // trusted proxy named), legacy (serve's --token-file token), typed (what the writer typed:
+    // every event stored before schema step 8).
+    std::string via = "typed";
   };
-  // Stores one event (at = now); returns it with its id. UsageError for an unknown series or
-  // action.
+  // Stores one event (at = now); returns it with its id. UsageError for an unknown series,
+  // action or `via`.
   RegressionEvent add_regression_event(int64_t series_id, const std::string& metric,
                                        const std::string& commit, const std::string& action,
-                                       const std::string& reason, const std::string& author);
+                                       const std::string& reason, const std::string& author,
+                                       const std::string& via = "typed");
   std::vector<RegressionEvent> regression_events();  // id order
 
   // --- stored gate results (store_gates.cpp): append-only; an alerts source beside the change
@@ -162,10 +171,40 @@ class Store {
   struct GateEvent {
     int64_t id = 0, gate_id = 0;
     std::string action, reason, author, at;  // as RegressionEvent
+    std::string via = "typed";               // as RegressionEvent
   };
   GateEvent add_gate_event(int64_t gate_id, const std::string& action, const std::string& reason,
-                           const std::string& author);
+                           const std::string& author, const std::string& via = "typed");
   std::vector<GateEvent> gate_events();  // id order
+
+  // --- named credentials (store_credentials.cpp; `perfgate token`, docs/CLI.md): a name, a
+  // role and the SHA-256 of a random token. The token itself is never stored: add_credential
+  // returns it once.
+  struct Credential {
+    int64_t id = 0;
+    std::string name, role;  // role: ingest | triage | admin
+    std::string created_at;  // ISO 8601 UTC
+    std::optional<std::string> last_used_at, revoked_at;
+    bool revoked() const { return revoked_at.has_value(); }
+  };
+  struct NewCredential {
+    Credential credential;
+    std::string token;  // the only copy: show it once
+  };
+  // UsageError for a name outside the charset (credential_name_problem), a role other than
+  // ingest, triage or admin (naming the setting "role"), or a name already used, revoked or not
+  // (a name in a triage log means one credential forever).
+  NewCredential add_credential(const std::string& name, const std::string& role);
+  std::vector<Credential> credentials();  // id order, revoked ones included
+  // Revokes the named credential (revoked_at = now); UsageError when there is none. Returns it
+  // and whether this call revoked it (false: it already was, and stays as it was).
+  std::pair<Credential, bool> revoke_credential(const std::string& name);
+  // The credential whose token this is, revoked or not (the caller tells "revoked" from
+  // "unknown"); nullopt when none. The token's hash is compared with every stored hash in
+  // constant time, without an early exit and without an index lookup on the secret's hash.
+  std::optional<Credential> find_credential(const std::string& token);
+  // Records a use: last_used_at = now. Throws like any write (serve ignores a failure).
+  void note_credential_use(int64_t id);
 
   // --- a page of runs for the paginated GET /api/v1/runs: ids > after_id, ascending, at most
   // `limit`.

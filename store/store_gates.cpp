@@ -87,20 +87,22 @@ std::optional<Store::GateRecord> Store::latest_gate_result(const std::string& ba
 }
 
 Store::GateEvent Store::add_gate_event(int64_t gate_id, const std::string& action,
-                                       const std::string& reason, const std::string& author) {
+                                       const std::string& reason, const std::string& author,
+                                       const std::string& via) {
   detail::check_triage_action(action);
+  detail::check_triage_via(via);
   if (author.empty()) throw UsageError("author must not be empty");
   if (action == "dismiss" && reason.empty()) throw UsageError("dismissing needs a reason");
-  GateEvent e{0, gate_id, action, reason, author, detail::now_iso8601()};
+  GateEvent e{0, gate_id, action, reason, author, detail::now_iso8601(), via};
   sql::Transaction tx(db_);
   sql::Stmt exists(db_, "SELECT count(*) FROM gate_results WHERE id = ?1");
   exists.bind(1, gate_id);
   if (!exists.step() || exists.int64(0) == 0)
     throw UsageError("no gate result with id " + std::to_string(gate_id));
   sql::Stmt s(db_,
-              "INSERT INTO gate_result_events (gate_id, action, reason, author, at) "
-              "VALUES (?1, ?2, ?3, ?4, ?5)");
-  s.bind(1, gate_id).bind(2, action).bind(3, reason).bind(4, author).bind(5, e.at);
+              "INSERT INTO gate_result_events (gate_id, action, reason, author, at, via) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  s.bind(1, gate_id).bind(2, action).bind(3, reason).bind(4, author).bind(5, e.at).bind(6, via);
   s.run();
   e.id = sqlite3_last_insert_rowid(db_);
   tx.commit();
@@ -109,11 +111,11 @@ Store::GateEvent Store::add_gate_event(int64_t gate_id, const std::string& actio
 
 std::vector<Store::GateEvent> Store::gate_events() {
   sql::Stmt s(db_,
-              "SELECT id, gate_id, action, reason, author, at FROM gate_result_events "
+              "SELECT id, gate_id, action, reason, author, at, via FROM gate_result_events "
               "ORDER BY id");
   std::vector<GateEvent> out;
   while (s.step())
-    out.push_back({s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.text(5)});
+    out.push_back({s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6)});
   return out;
 }
 

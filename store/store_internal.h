@@ -17,6 +17,9 @@ using pg::now_iso8601;
 
 // Throws UsageError unless `action` is a triage action: acknowledge, dismiss, fix or reopen.
 void check_triage_action(const std::string& action);
+// Throws UsageError unless `via` says how a triage event's author was authenticated: typed, token,
+// header or legacy (Store::RegressionEvent).
+void check_triage_via(const std::string& via);
 
 // Canonical JSON (sorted keys) of the whole fingerprint, and of its comparable subset.
 std::string env_fingerprint_json(const Environment& env);

@@ -8,6 +8,11 @@
 
 namespace pg {
 
+void detail::check_triage_via(const std::string& via) {
+  if (via != "typed" && via != "token" && via != "header" && via != "legacy")
+    throw UsageError("via '" + via + "': expected typed, token, header or legacy");
+}
+
 void detail::check_triage_action(const std::string& action) {
   static const std::array<std::string, 4> kActions = {"acknowledge", "dismiss", "fix", "reopen"};
   if (std::find(kActions.begin(), kActions.end(), action) == kActions.end())
@@ -18,16 +23,19 @@ Store::RegressionEvent Store::add_regression_event(int64_t series_id, const std:
                                                    const std::string& commit,
                                                    const std::string& action,
                                                    const std::string& reason,
-                                                   const std::string& author) {
+                                                   const std::string& author,
+                                                   const std::string& via) {
   detail::check_triage_action(action);
+  detail::check_triage_via(via);
   if (commit.size() != 40) throw UsageError("commit: a full 40-digit SHA is required");
   if (!get_series(series_id)) throw UsageError("no series with id " + std::to_string(series_id));
-  RegressionEvent e{0, series_id, metric, commit, action, reason, author, detail::now_iso8601()};
+  RegressionEvent e{0,  series_id, metric, commit, action, reason, author, detail::now_iso8601(),
+                    via};
   sql::Transaction tx(db_);
   sql::Stmt s(
       db_,
       "INSERT INTO regression_events (series_id, metric, commit_sha, action, reason, author, "
-      "at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+      "at, via) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   s.bind(1, series_id);
   s.bind(2, metric);
   s.bind(3, commit);
@@ -35,6 +43,7 @@ Store::RegressionEvent Store::add_regression_event(int64_t series_id, const std:
   s.bind(5, reason);
   s.bind(6, author);
   s.bind(7, e.at);
+  s.bind(8, via);
   s.step();
   e.id = sqlite3_last_insert_rowid(db_);
   tx.commit();
@@ -43,12 +52,12 @@ Store::RegressionEvent Store::add_regression_event(int64_t series_id, const std:
 
 std::vector<Store::RegressionEvent> Store::regression_events() {
   sql::Stmt s(db_,
-              "SELECT id, series_id, metric, commit_sha, action, reason, author, at "
+              "SELECT id, series_id, metric, commit_sha, action, reason, author, at, via "
               "FROM regression_events ORDER BY id");
   std::vector<RegressionEvent> out;
   while (s.step())
-    out.push_back(
-        {s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6), s.text(7)});
+    out.push_back({s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6),
+                   s.text(7), s.text(8)});
   return out;
 }
 

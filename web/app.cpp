@@ -29,7 +29,11 @@ std::unique_ptr<Store> open_connection(const std::string& path) {
 
 }  // namespace
 
-App::App(ServeOptions opt) : opt_(std::move(opt)), serial_(next_app_serial.fetch_add(1)) {
+App::App(ServeOptions opt)
+    : opt_(std::move(opt)),
+      proxies_(opt_.trusted_proxy.empty() ? TrustedProxies{}
+                                          : TrustedProxies::parse(opt_.trusted_proxy)),
+      serial_(next_app_serial.fetch_add(1)) {
   // Read-write without CREATE: a read-only connection cannot open a WAL database whose -shm file
   // does not exist yet; this one still never writes.
   if (sqlite3_open_v2(opt_.db_path.c_str(), &watcher_, SQLITE_OPEN_READWRITE, nullptr) !=

@@ -19,6 +19,7 @@
 #include "web/cache.h"
 #include "web/series_view.h"
 #include "web/serve_options.h"
+#include "web/trusted_proxy.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -36,6 +37,8 @@ class App {
   App(const App&) = delete;
   App& operator=(const App&) = delete;
   const ServeOptions& options() const { return opt_; }
+  // Where serve takes the auth header from (ServeOptions::trusted_proxy, parsed once).
+  const TrustedProxies& trusted_proxies() const { return proxies_; }
 
   // This thread's connection to the database: the one its StoreLease lent it, else one of its own
   // (a Store is not thread-safe, and WAL lets all of them read while one writer -- a runner, or
@@ -111,6 +114,7 @@ class App {
 
  private:
   ServeOptions opt_;
+  TrustedProxies proxies_;
   uint64_t serial_;  // tells this App's thread-local connections from an earlier App's
   std::atomic<uint64_t> generation_{1};
   std::mutex pool_mutex_;

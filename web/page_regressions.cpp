@@ -1,6 +1,6 @@
 // The regressions page: every series that stands in a regression, then every stored gate that
 // found one, open ones first, with the triage buttons (triage.js posts them to
-// /api/v1/regressions with the ingest token).
+// /api/v1/regressions with a credential that may triage).
 #include <cmath>
 #include <cstdio>
 
@@ -114,11 +114,13 @@ std::string render_regressions_page(const RegressionsModel& m, const std::string
   h += "<p class=\"muted\">A series is listed while it stands in a regression: its latest "
        "flagged change point is a slowdown (of at least the gate's min effect), or the gate finds "
        "its last commit slower than the one before. It stays open until someone dismisses it with "
-       "a reason or marks it fixed; a later regression at another commit opens a new one. Writes "
-       "need the server's ingest token.</p>";
-  h += "<form id=\"triage-auth\" class=\"filters card\"><label>your name<input type=\"text\" "
-       "name=\"author\" autocomplete=\"name\" required></label><label>ingest token<input "
-       "type=\"password\" name=\"token\" autocomplete=\"off\" required></label><span "
+       "a reason or marks it fixed; a later regression at another commit opens a new one. Triage "
+       "needs a credential that may triage: a token from <code>perfgate token add NAME --role "
+       "triage</code> (kept for this tab only), or your login when the server sits behind your "
+       "SSO proxy. Each event is recorded under the credential's name.</p>";
+  h += "<form id=\"triage-auth\" class=\"filters card\"><label id=\"triage-token\">triage "
+       "token<input type=\"password\" name=\"token\" autocomplete=\"off\"></label><span>"
+       "triaging as <output id=\"triage-who\" class=\"mono\">nobody yet</output></span><span "
        "id=\"triage-status\" class=\"muted\" role=\"status\"></span></form>";
   if (m.alerts.empty() && !m.complete()) {
     h += "<div class=\"card\">No regressions among the series computed so far.</div>";

@@ -5,6 +5,7 @@
 #include "common/errors.h"
 #include "common/inert_text.h"
 #include "store/run_json.h"
+#include "web/auth.h"
 #include "web/html.h"
 #include "web/http_util.h"
 #include "web/json_limits.h"
@@ -20,18 +21,6 @@ using Req = httplib::Request;
 using Res = httplib::Response;
 
 constexpr int64_t kRunsPageMax = 1000;
-
-// Compares without an early exit, so the time taken does not tell how much of a guess was right.
-bool constant_time_equal(const std::string& a, const std::string& b) {
-  const size_t n = std::max(a.size(), b.size());
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= static_cast<unsigned char>(x ^ y);
-  }
-  return diff == 0;
-}
 
 // The stored commit before the run's: the next older one in history order on the run's branch
 // (any branch when the run names none).
@@ -52,20 +41,6 @@ std::string parent_commit(App& app, const Run& run) {
 
 }  // namespace
 
-void check_token(const App& app, const Req& req, Res& res) {
-  if (!app.options().token)
-    throw HttpError(403, "ingest is disabled: start perfgate serve with --token-file FILE");
-  const std::string auth = req.get_header_value("Authorization");
-  if (!has_bearer_scheme(auth)) {
-    res.set_header("WWW-Authenticate", "Bearer realm=\"perfgate\"");
-    throw HttpError(401, "missing bearer token (Authorization: Bearer <token>)");
-  }
-  if (!ingest_authorized(app.options(), auth)) {
-    res.set_header("WWW-Authenticate", "Bearer realm=\"perfgate\", error=\"invalid_token\"");
-    throw HttpError(401, "invalid bearer token");
-  }
-}
-
 // The database refused the write for lack of space or an I/O error: the client can retry later
 // or elsewhere, and must learn that nothing was stored (507 Insufficient Storage, 503).
 void throw_storage_error(const std::exception& e) {
@@ -84,7 +59,7 @@ void throw_storage_error(const std::exception& e) {
 
 std::string read_authorized_body(App& app, const Req& req, Res& res,
                                  const httplib::ContentReader& read) {
-  check_token(app, req, res);
+  require(app, req, res, Permission::ingest);
   const size_t max_body = app.options().max_body_bytes;
   std::string body;
   bool too_large = false;
@@ -111,18 +86,6 @@ Run capped(Run run) {
 }
 
 }  // namespace
-
-bool has_bearer_scheme(const std::string& authorization) {
-  static const std::string kScheme = "Bearer ";
-  return authorization.size() > kScheme.size() &&
-         std::equal(kScheme.begin(), kScheme.end(), authorization.begin(),
-                    [](char a, char b) { return std::tolower(a) == std::tolower(b); });
-}
-
-bool ingest_authorized(const ServeOptions& opt, const std::string& authorization) {
-  return opt.token && has_bearer_scheme(authorization) &&
-         constant_time_equal(authorization.substr(7), *opt.token);
-}
 
 void register_run_routes(httplib::Server& http, App& app) {
   // Paginated: ?limit=N (1..1000, default 1000) runs with ids after ?after=ID (the cursor, 0 by
@@ -182,7 +145,7 @@ void register_run_routes(httplib::Server& http, App& app) {
            }));
 
   // A content-reader handler: cpp-httplib's own body reading (which would cap a body sent as form
-  // data at 8 KiB) is bypassed. The token was already checked before the body was read
+  // data at 8 KiB) is bypassed. The credential was already checked before the body was read
   // (server.cpp admits the body only then); it is checked here again for the answer's sake: a
   // refused request arrives without its body.
   http.Post("/api/v1/runs", [&app](const Req& req, Res& res, const httplib::ContentReader& read) {

@@ -1,5 +1,6 @@
-// Regressions as alerts: the list (page and JSON) and the triage writes, which take the same
-// bearer token as ingest.
+// Regressions as alerts: the list (page and JSON) and the triage writes, which need a credential
+// that may triage (web/auth.h); each event records who that credential is.
+#include "web/auth.h"
 #include "web/http_util.h"
 #include "web/pages.h"
 #include "web/routes.h"
@@ -65,49 +66,50 @@ void register_triage_routes(httplib::Server& http, App& app) {
            }));
 
   // {"series_id": 3, "commit": SHA, "action": "acknowledge" | "dismiss" | "fix" | "reopen",
-  //  "author": "...", "reason": "..."} -- a dismissal needs a reason. A stored gate's alert is
-  // named by {"gate_id": 5} instead of series_id and commit.
-  http.Post(
-      "/api/v1/regressions", guarded([&app](const Req& req, Res& res) {
-        check_token(app, req, res);
-        nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-        if (body.is_discarded() || !body.is_object())
-          throw HttpError(400, "request body: a JSON object is required");
-        const std::string action = required_string(body, "action", 16);
-        const std::string author = required_string(body, "author", 200);
-        const std::string reason =
-            body.contains("reason") ? required_string(body, "reason", 2000) : "";
-        if (author.empty()) throw HttpError(400, "request body: 'author' must not be empty");
-        if (action == "dismiss" && reason.empty())
-          throw HttpError(400, "request body: dismissing needs a 'reason'");
-        if (body.contains("gate_id")) {
-          if (!body["gate_id"].is_number_integer())
-            throw HttpError(400, "request body: 'gate_id' must be an integer");
-          // UsageError (unknown gate or action) answers 400 with its reason.
-          auto e =
-              app.store().add_gate_event(body["gate_id"].get<int64_t>(), action, reason, author);
-          app.note_write();
-          nlohmann::json j = triage_event_json(e);
-          j["gate_id"] = e.gate_id;
-          send_json(req, res, 201, j);
-          return;
-        }
-        if (!body.contains("series_id") || !body["series_id"].is_number_integer())
-          throw HttpError(400, "request body: 'series_id' (an integer) or 'gate_id' is required");
-        const int64_t series = body["series_id"].get<int64_t>();
-        const std::string commit = required_string(body, "commit", 40);
-        std::string metric = "tpot_ms";
-        if (body.contains("metric")) metric = required_string(body, "metric", 64);
-        if (!parse_metric(metric)) throw HttpError(400, "request body: unknown metric");
-        // UsageError (unknown series, action, malformed SHA) answers 400 with its reason.
-        auto e = app.store().add_regression_event(series, metric, commit, action, reason, author);
-        app.note_write();
-        nlohmann::json j = triage_event_json(e);
-        j["series_id"] = e.series_id;
-        j["metric"] = e.metric;
-        j["commit"] = e.commit;
-        send_json(req, res, 201, j);
-      }));
+  //  "reason": "..."} -- a dismissal needs a reason. A stored gate's alert is named by
+  // {"gate_id": 5} instead of series_id and commit. The author is the authenticated identity; an
+  // "author" in the body (what clients sent before credentials had names) is ignored.
+  http.Post("/api/v1/regressions", guarded([&app](const Req& req, Res& res) {
+              const Identity who = require(app, req, res, Permission::triage);
+              const std::string& author = who.name;
+              nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+              if (body.is_discarded() || !body.is_object())
+                throw HttpError(400, "request body: a JSON object is required");
+              const std::string action = required_string(body, "action", 16);
+              const std::string reason =
+                  body.contains("reason") ? required_string(body, "reason", 2000) : "";
+              if (action == "dismiss" && reason.empty())
+                throw HttpError(400, "request body: dismissing needs a 'reason'");
+              if (body.contains("gate_id")) {
+                if (!body["gate_id"].is_number_integer())
+                  throw HttpError(400, "request body: 'gate_id' must be an integer");
+                // UsageError (unknown gate or action) answers 400 with its reason.
+                auto e = app.store().add_gate_event(body["gate_id"].get<int64_t>(), action, reason,
+                                                    author, who.via);
+                app.note_write();
+                nlohmann::json j = triage_event_json(e);
+                j["gate_id"] = e.gate_id;
+                send_json(req, res, 201, j);
+                return;
+              }
+              if (!body.contains("series_id") || !body["series_id"].is_number_integer())
+                throw HttpError(400,
+                                "request body: 'series_id' (an integer) or 'gate_id' is required");
+              const int64_t series = body["series_id"].get<int64_t>();
+              const std::string commit = required_string(body, "commit", 40);
+              std::string metric = "tpot_ms";
+              if (body.contains("metric")) metric = required_string(body, "metric", 64);
+              if (!parse_metric(metric)) throw HttpError(400, "request body: unknown metric");
+              // UsageError (unknown series, action, malformed SHA) answers 400 with its reason.
+              auto e = app.store().add_regression_event(series, metric, commit, action, reason,
+                                                        author, who.via);
+              app.note_write();
+              nlohmann::json j = triage_event_json(e);
+              j["series_id"] = e.series_id;
+              j["metric"] = e.metric;
+              j["commit"] = e.commit;
+              send_json(req, res, 201, j);
+            }));
 }
 
 }  // namespace pg::web

@@ -16,8 +16,13 @@ namespace pg::web {
 struct ServeOptions {
   std::string db_path = "perfgate.db";
   std::string host = "127.0.0.1";
-  int port = 8080;                    // 0: any free port (tests)
-  std::optional<std::string> token;   // ingest token; nullopt: POST /api/v1/runs is refused (403)
+  int port = 8080;  // 0: any free port (tests)
+  // The legacy credential (--token-file): may ingest and triage, as before named credentials;
+  // nullopt: none. Named credentials live in the database (`perfgate token`, web/auth.h).
+  std::optional<std::string> token;
+  // An SSO proxy's user header (e.g. X-Forwarded-User), taken as a triage identity only from a
+  // peer in trusted_proxy (comma-separated addresses and CIDR networks); both empty: off.
+  std::string auth_header, trusted_proxy;
   size_t max_body_bytes = 64u << 20;  // an ingest body, chunked or not (413 beyond)
   int threads = 16;          // requests handled at once; each holds one pooled SQLite connection
   ConnLimits limits;         // timeouts, head and connection caps (web/request_reader.h)

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <strings.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -23,10 +24,12 @@
 #include "common/utc_time.h"
 #include "web/app.h"
 #include "web/assets.h"
+#include "web/auth.h"
 #include "web/guarded_server.h"
 #include "web/html.h"
 #include "web/http_util.h"
 #include "web/routes.h"
+#include "web/trusted_proxy.h"
 
 namespace pg::web {
 
@@ -85,12 +88,18 @@ httplib::Headers security_headers() {
 }
 
 // Which bodies the server reads, decided from the head alone: an ingest body (runs, gate results)
-// only with the right token (and up to --max-body), so an unauthenticated upload is never read,
-// not even after a "100 Continue"; any other request's body only up to a small cap (no other route
-// reads one).
-Admission admit_request(const ServeOptions& opt, const RequestHead& head) {
+// only with a credential that may ingest (and up to --max-body), so an unauthenticated upload is
+// never read, not even after a "100 Continue"; any other request's body only up to a small cap
+// (no other route reads a large one).
+Admission admit_request(App& app, const RequestHead& head) {
+  const ServeOptions& opt = app.options();
   if (head.method == "POST" && (head.path == "/api/v1/runs" || head.path == "/api/v1/gates")) {
-    if (ingest_authorized(opt, head.header("Authorization"))) return {opt.max_body_bytes, false};
+    try {
+      App::StoreLease lease(app);  // named credentials are read from the database
+      if (may_ingest(app, head.header("Authorization"))) return {opt.max_body_bytes, false};
+    } catch (const std::exception&) {
+      // The database cannot be read right now: withhold the body; the route answers.
+    }
     return {0, true};  // the route answers 401/403 without the body
   }
   return {opt.limits.max_other_body_bytes, false};
@@ -111,7 +120,7 @@ struct Server::Impl {
         app(std::move(o)),
         http(
             opt.limits, opt.threads,
-            [this](const RequestHead& head) { return admit_request(opt, head); },
+            [this](const RequestHead& head) { return admit_request(app, head); },
             [this](const std::string& path, int status, const std::string& reason,
                    httplib::Response& res) {
               if (opt.log_requests) log_refusal(path, status, reason);
@@ -150,6 +159,22 @@ Server::Server(ServeOptions opt) {
                        opt.db_path + "` first)");
   if (opt.port < 0 || opt.port > 65535) throw SettingError("port", "must be in 0..65535");
   if (opt.threads < 1 || opt.threads > 1024) throw SettingError("threads", "must be in 1..1024");
+  // The proxy's header means nothing without the proxy's address, and the other way round.
+  if (opt.auth_header.empty() != opt.trusted_proxy.empty())
+    throw SettingError(setting(opt.auth_header.empty() ? "trusted-proxy" : "auth-header") +
+                       " needs " +
+                       setting(opt.auth_header.empty() ? "auth-header" : "trusted-proxy"));
+  if (!opt.auth_header.empty()) {
+    const bool token_chars =
+        std::all_of(opt.auth_header.begin(), opt.auth_header.end(),
+                    [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_'; });
+    if (!token_chars || opt.auth_header.size() > 64)
+      throw SettingError("auth-header", "must be a header name: 1 to 64 of A-Z a-z 0-9 - _");
+    for (const char* taken : {"authorization", "host", "cookie", "content-type"})
+      if (strcasecmp(opt.auth_header.c_str(), taken) == 0)
+        throw SettingError("auth-header", "cannot be " + opt.auth_header);
+    TrustedProxies::parse(opt.trusted_proxy);  // SettingError naming trusted-proxy
+  }
   { Store check(opt.db_path); }  // not a perfgate database, or from a newer perfgate: UsageError
   impl_ = std::make_unique<Impl>(std::move(opt));
   find_asset("style.css");  // builds the asset table (hashes) before the first request
@@ -313,10 +338,12 @@ int run_serve(const ServeOptions& opt) {
       if (stop_requested) server.stop();  // serve() below then returns at once
     }
     const int port = server.bind();
+    const std::string header =
+        opt.auth_header.empty() ? "" : ", " + opt.auth_header + " from " + opt.trusted_proxy;
     std::fprintf(
-        stderr, "perfgate serve: listening on http://%s:%d/ (db %s, ingest %s)\n",
+        stderr, "perfgate serve: listening on http://%s:%d/ (db %s, legacy token %s%s)\n",
         opt.host.find(':') != std::string::npos ? ("[" + opt.host + "]").c_str() : opt.host.c_str(),
-        port, opt.db_path.c_str(), opt.token ? "on" : "off: no token file");
+        port, opt.db_path.c_str(), opt.token ? "on" : "off", header.c_str());
     server.serve();
     {
       std::lock_guard lk(m);

@@ -51,11 +51,12 @@ struct RegressionsModel {
   bool complete() const { return computing.empty(); }
 };
 
-// One triage event as the API shows it (either log): id, action, reason, author, at.
+// One triage event as the API shows it (either log): id, action, reason, author, at, and via:
+// how the author was authenticated (token, header, legacy; typed for events stored before).
 template <class Event>
 nlohmann::json triage_event_json(const Event& e) {
-  return {
-      {"id", e.id}, {"action", e.action}, {"reason", e.reason}, {"author", e.author}, {"at", e.at}};
+  return {{"id", e.id},         {"action", e.action}, {"reason", e.reason},
+          {"author", e.author}, {"at", e.at},         {"via", e.via}};
 }
 template <class Event>
 nlohmann::json triage_events_json(const std::vector<Event>& events) {

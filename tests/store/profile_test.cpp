@@ -127,6 +127,9 @@ TEST(Profiles, ADatabaseFromBeforeTheStepMigratesAndKeepsItsRuns) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
+                           "DROP TABLE credentials; "
+                           "ALTER TABLE regression_events DROP COLUMN via; "
+                           "ALTER TABLE gate_result_events DROP COLUMN via; "
                            "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
                            "DROP TABLE profile_names; PRAGMA user_version = 6",
                            nullptr, nullptr, nullptr),

@@ -97,6 +97,7 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
     write_run(s, test::sample_run());
   }
   raw_exec(path,
+           "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
            "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
            "DROP TABLE profile_names; "
            "DROP TABLE gate_result_events; DROP TABLE gate_results; DROP TABLE view_cache; "
@@ -122,6 +123,8 @@ TEST(Store, MigratesAVersion5StoreGivingEveryRunItsOwnUuid) {
     write_run(s, test::sample_run());  // byte-identical: two runs all the same
   }
   raw_exec(path,
+           "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
+           "ALTER TABLE gate_result_events DROP COLUMN via; "
            "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
            "DROP TABLE profile_names; "
            "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; PRAGMA user_version = 5");

@@ -1,15 +1,45 @@
-// The regressions page's triage buttons: POST /api/v1/regressions with the ingest token (kept in
-// this tab's sessionStorage only) and the author's name (localStorage), then reload.
+// The regressions page's triage buttons: POST /api/v1/regressions with a credential that may
+// triage -- a triage token typed once (kept in this tab's sessionStorage only), or none at all
+// behind an SSO proxy that names the user -- then reload. The server records the event under the
+// credential's name; the page only shows it (GET /api/v1/whoami), it never sends one.
 "use strict";
 (function () {
   document.addEventListener("DOMContentLoaded", function () {
     const form = document.getElementById("triage-auth");
     if (!form) return;
-    const author = form.elements.author, token = form.elements.token;
+    const token = form.elements.token;
+    const who = document.getElementById("triage-who");
     const status = document.getElementById("triage-status");
-    author.value = localStorage.getItem("perfgate.author") || "";
+    let identity = null;
     token.value = sessionStorage.getItem("perfgate.token") || "";
     form.addEventListener("submit", function (e) { e.preventDefault(); });
+
+    function authHeaders() {
+      const h = { "Content-Type": "application/json" };
+      if (token.value) h["Authorization"] = "Bearer " + token.value;
+      return h;
+    }
+    // Who the server takes this tab for: the token's name, the proxy's user, or nobody.
+    function lookUp() {
+      return fetch("/api/v1/whoami", { headers: authHeaders(), cache: "no-store" })
+        .then(function (r) {
+          return r.json().then(function (j) {
+            identity = r.ok && j.name ? j : null;
+            if (identity) {
+              who.textContent = identity.name + (identity.may_triage ? "" : " (may not triage)");
+              // Signed in by the proxy: there is nothing to type.
+              document.getElementById("triage-token").hidden = identity.via === "header" && !token.value;
+              if (token.value) sessionStorage.setItem("perfgate.token", token.value);
+            } else {
+              who.textContent = r.ok ? "nobody yet" : "nobody: " + (j.error || ("HTTP " + r.status));
+            }
+          });
+        })
+        .catch(function () { identity = null; who.textContent = "nobody yet"; });
+    }
+    token.addEventListener("change", lookUp);
+    lookUp();
+
     // A stored gate's age, in words, from its time (the page itself is cached between writes).
     document.querySelectorAll("time.age").forEach(function (t) {
       const s = (Date.now() - Date.parse(t.getAttribute("datetime"))) / 1000;
@@ -25,9 +55,9 @@
         const reasonInput = row.querySelector("input[name=reason]");
         const reason = reasonInput ? reasonInput.value.trim() : "";
         const action = b.getAttribute("data-action");
-        if (!author.value.trim() || !token.value) {
-          status.textContent = "Give your name and the ingest token first.";
-          (author.value.trim() ? token : author).focus();
+        if (!identity && !token.value) {
+          status.textContent = "Give a triage token first.";
+          token.focus();
           return;
         }
         if (action === "dismiss" && !reason) {
@@ -35,17 +65,16 @@
           if (reasonInput) reasonInput.focus();
           return;
         }
-        localStorage.setItem("perfgate.author", author.value.trim());
-        sessionStorage.setItem("perfgate.token", token.value);
+        if (token.value) sessionStorage.setItem("perfgate.token", token.value);
         status.textContent = "saving…";
         fetch("/api/v1/regressions", {
           method: "POST",
-          headers: { "Content-Type": "application/json", "Authorization": "Bearer " + token.value },
+          headers: authHeaders(),
           body: JSON.stringify(Object.assign(row.hasAttribute("data-gate") ?
             { gate_id: Number(row.getAttribute("data-gate")) } :
             { series_id: Number(row.getAttribute("data-series")),
               commit: row.getAttribute("data-commit") },
-            { action: action, author: author.value.trim(), reason: reason }))
+            { action: action, reason: reason }))
         }).then(function (r) {
           return r.json().then(function (j) {
             if (!r.ok) throw new Error(j.error || ("HTTP " + r.status));
