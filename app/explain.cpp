@@ -17,6 +17,19 @@ struct PhaseMeans {
 const char* const kCounters[] = {"ops",        "kernels",     "syncs",
                                  "d2h_copies", "alloc_bytes", "peak_bytes"};
 
+// The name a kernel is matched by across base and head. Inductor names the kernels it generates
+// after what they fuse plus an index in the order it generated them
+// ("triton_poi_fused_mul_silu_8"); one kernel added early in the graph shifts the index of every
+// later one, and a profile diff would list each as disappeared and appeared. Without the index,
+// a kernel is matched by what it computes.
+std::string kernel_identity(const std::string& name) {
+  if (name.rfind("triton_", 0) != 0 && name.rfind("cpp_fused_", 0) != 0) return name;
+  size_t end = name.size();
+  while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
+  if (end == name.size() || end == 0 || name[end - 1] != '_') return name;
+  return name.substr(0, end - 1);
+}
+
 PhaseMeans phase_means(const std::vector<const CellProfile*>& profiles, bool decode) {
   PhaseMeans m;
   bool peak_everywhere = true;
@@ -34,7 +47,7 @@ PhaseMeans phase_means(const std::vector<const CellProfile*>& profiles, bool dec
       else
         peak_everywhere = false;
       for (const ProfileOp& o : s.ops_by_name) {
-        auto& [count, ms] = m.rows[o.kind][o.name];
+        auto& [count, ms] = m.rows[o.kind][kernel_identity(o.name)];
         count += static_cast<double>(o.count);
         ms += o.total_ms;
       }

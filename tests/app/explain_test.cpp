@@ -99,6 +99,54 @@ TEST_F(Explain, NamesTheNewOpsAndEveryChangedCounter) {
   EXPECT_EQ(j["verdict"], "regression");
 }
 
+// Inductor numbers the kernels it generates in order ("triton_poi_fused_mul_silu_8"): the head's
+// one new kernel early in each layer shifts every later index (seen on the H200, where the diff
+// listed every shifted kernel as disappeared and appeared, and their time as growth 2.6x the tpot
+// change). Matched without the index, only the new kernel appears.
+TEST(ExplainKernels, InductorKernelsAreMatchedWithoutTheirIndex) {
+  auto kernels = [](bool head) {
+    ProfileStep s;
+    s.step = 0;
+    auto add = [&](const std::string& name, int64_t count, double ms) {
+      s.ops_by_name.push_back({ProfileOpKind::kernel, name, count, ms});
+      s.kernels += count;
+    };
+    add("nvjet_gemm_bf16", 88, 1.2);
+    if (head) add("triton_poi_fused_mul_sigmoid_transpose_view_7", 22, 0.030);
+    add(head ? "triton_poi_fused_mul_silu_9" : "triton_poi_fused_mul_silu_8", 22, 0.050);
+    add(head ? "triton_poi_fused_add_select_17" : "triton_poi_fused_add_select_16", 22, 0.040);
+    add("triton_kernel_without_index", 1, 0.001);
+    return s;
+  };
+  auto cell_run = [&](const std::string& sha, bool head) {
+    pg::Run r = run(sha, head, 1);
+    r.cells.resize(1);
+    CellResult& c = r.cells[0];
+    c.profile->steps = {kernels(head)};
+    return r;
+  };
+  testing::TempDir dir;
+  const std::string db = (dir / "k.db").string();
+  {
+    Store s(db);
+    for (int i = 0; i < 3; ++i) {
+      s.import_run(cell_run(kBase, false));
+      s.import_run(cell_run(kHead, true));
+    }
+  }
+  Store s(db, true);
+  const app::Comparison c = app::compare(s, kBase, kHead, {});
+  ASSERT_EQ(c.explanations.size(), 1u);
+  const PhaseExplanation& d = c.explanations[0].decode;
+  ASSERT_EQ(c.explanations[0].kind, ProfileOpKind::kernel);
+  ASSERT_EQ(d.appeared.size(), 1u);
+  EXPECT_EQ(d.appeared[0].name, "triton_poi_fused_mul_sigmoid_transpose_view");
+  EXPECT_TRUE(d.disappeared.empty());
+  ASSERT_EQ(d.grew.size(), 1u);  // the shifted kernels take as long as before
+  EXPECT_NEAR(d.grew[0].delta_ms(), 0.030, 1e-9);
+  EXPECT_NEAR(d.head_ms - d.base_ms, 0.030, 1e-9);
+}
+
 TEST_F(Explain, CounterChangesFailTheGateOnlyWhenAsked) {
   Store s(db);
   // A head whose timing is the base's but with one sync more per step.
