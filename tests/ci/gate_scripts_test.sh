@@ -210,6 +210,13 @@ rounds=$(sed -n 's/^rounds=//p' "$job/output")
 check "pr-noop: 4 to 6 rounds (max-rounds), as the output says" test "${rounds:-0}" -ge 4 -a "${rounds:-0}" -le 6
 check "pr-noop: base and head alternated ($rounds runs each)" \
   has "$job/summary.md" "pooled: base $rounds runs, head $rounds runs"
+# One profile a side: the first round's runs are profiled, the later rounds' are not.
+profiled=$("$PERFGATE_REAL" export --db "$job/work/gate.db" --format json | python3 -c '
+import json, sys
+runs = json.load(sys.stdin)["runs"]
+print(sum(1 for r in runs if any("profile" in c for c in r["cells"])), len(runs))')
+check "pr-noop: only the first round of each side was profiled (profiled, runs: $profiled)" \
+  [ "$profiled" = "2 $((2 * rounds))" ]
 # shellcheck disable=SC1091
 check "pr-noop: cleanup removed the sandbox" bash -c "source '$job/sandbox.env' && [ -n \"\$PG_SANDBOX\" ] && [ ! -e \"\$PG_SANDBOX\" ]"
 cp "$job/work/gate.db" "$tmp/server.db"
