@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <optional>
 
 #include "common/utf8.h"
 #include "gate/report_text.h"
@@ -87,6 +88,30 @@ std::vector<std::string> growth_lines(const CellExplanation& e) {
   return out;
 }
 
+namespace {
+
+// How much of a regressed cell's tpot change the profiled rows account for, and what is left: on
+// a GPU, mostly time between kernels (a launch, or a graph replay's gap per kernel), which no
+// kernel's own time contains; on a CPU, time outside the ops' self time.
+std::optional<std::string> accounted_line(const CellExplanation& e) {
+  if (!e.regressed || !e.tpot_change_ms || *e.tpot_change_ms <= 0) return std::nullopt;
+  const double rows = e.decode.head_ms - e.decode.base_ms, change = *e.tpot_change_ms;
+  const bool kernels = e.kind == ProfileOpKind::kernel;
+  std::string count;
+  for (const CounterChange& c : e.decode.counters)
+    if (c.counter == (kernels ? "kernels" : "ops"))
+      count = fmt::format("; {} -> {} {} per step", fmt_count(c.base), fmt_count(c.head),
+                          kernels ? "kernels" : "ops");
+  return fmt::format(
+      "decode step: the profiled {} time changed {:+.4f} ms of the {:+.4f} ms tpot change "
+      "({:.0f}%); "
+      "the other {:+.4f} ms is time outside {}{}",
+      kernels ? "kernel" : "host op", rows, change, 100 * rows / change, change - rows,
+      kernels ? "kernels (launches and the gaps between them)" : "the ops' self time", count);
+}
+
+}  // namespace
+
 std::vector<std::string> appeared_lines(const CellExplanation& e) {
   std::vector<std::string> out;
   auto list = [](const std::vector<OpDelta>& rows, bool head) {
@@ -167,6 +192,7 @@ std::vector<std::string> lines(const CellExplanation& e) {
     out.push_back(fmt::format("profiled {} time per step that grew most:",
                               e.kind == ProfileOpKind::kernel ? "kernel" : "host op"));
   for (auto& l : grew) out.push_back("  " + l);
+  if (auto accounted = accounted_line(e)) out.push_back(*accounted);
   if (out.empty()) out.push_back("the profiles show no difference in ops, kernels or counters");
   return out;
 }

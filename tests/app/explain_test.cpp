@@ -83,6 +83,13 @@ TEST_F(Explain, NamesTheNewOpsAndEveryChangedCounter) {
       << table;
   EXPECT_NE(table.find("exact counters changed; timing verdict unchanged"), std::string::npos);
   EXPECT_NE(table.find("decode step: appeared aten::sigmoid x12"), std::string::npos);
+  // What the rows account for, and the rest: 0.13 ms of host op self time per step grew.
+  EXPECT_NE(table.find("decode step: the profiled host op time changed +0.1300 ms of the +0.5"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("is time outside the ops' self time; 108 -> 132 ops per step"),
+            std::string::npos)
+      << table;
 
   const std::string md = render(GateMarkdownReporter(), c);
   EXPECT_NE(md.find("<details><summary>❌ Why <code>"), std::string::npos) << md;
