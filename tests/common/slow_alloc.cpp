@@ -3,8 +3,7 @@
 // microseconds of CPU time in every allocation of at least PG_SLOW_ALLOC_MIN_BYTES bytes (default
 // 4096) before glibc serves it. Every tensor the model computes is such an allocation, so each
 // forward step does real extra work whose cost is a fixed time, the same on Intel and AMD alike
-// (a vendor-library knob such as MKL_ENABLE_INSTRUCTIONS slows one vendor's CPUs and not the
-// other's). The small allocations of start-up and bookkeeping are left alone.
+// (a math library's instruction-set switch slows one vendor's CPUs and not the other's). The small allocations of start-up and bookkeeping are left alone.
 //
 // PG_FAIL_ALLOC_MIN_BYTES=N makes every allocation of at least N bytes fail instead, as on a
 // machine without the memory: a head that can no longer run its own benchmark.

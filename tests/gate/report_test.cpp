@@ -10,53 +10,12 @@
 #include "common/errors.h"
 #include "gate/gate_json.h"
 #include "gate/report.h"
+#include "report_fixtures.h"
 
 namespace pg {
 namespace {
 
-const std::string kBase = "1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-const std::string kHead = "2222222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
-
-CellComparison cell(int batch, CellVerdict v, std::optional<double> ratio) {
-  CellComparison c;
-  c.key = test::cpu_key(batch, 16);
-  c.verdict = v;
-  if (ratio) {
-    c.base_median = 1.0;
-    c.head_median = *ratio;
-    c.ratio = ratio;
-    c.ci_low = *ratio - 0.01;
-    c.ci_high = *ratio + 0.01;
-    c.p_value = 0.0001;
-    c.p_adjusted = 0.0004;
-  }
-  c.base_n = 20;
-  c.head_n = 30;
-  c.base_runs = 2;
-  c.head_runs = 3;
-  return c;
-}
-
-GateResult regression_result() {
-  GateResult r;
-  r.base = kBase;
-  r.head = kHead;
-  r.verdict = GateVerdict::regression;
-  r.cells = {cell(1, CellVerdict::unchanged, 1.01), cell(2, CellVerdict::regression, 1.08),
-             cell(3, CellVerdict::improvement, 0.90), cell(4, CellVerdict::regression, 1.25),
-             cell(5, CellVerdict::unchanged, 0.99)};
-  r.base_env = test::cpu_env();
-  r.head_env = test::cpu_env();
-  r.base_runs = 2;
-  r.head_runs = 3;
-  return r;
-}
-
-std::string render(const GateReporter& rep, const GateResult& r, const ReportInfo& info = {}) {
-  std::ostringstream s;
-  rep.report(r, info, s);
-  return s.str();
-}
+using namespace report_fixtures;  // NOLINT: the suite's synthetic result
 
 std::set<std::string> keys_of(const nlohmann::json& j) {
   std::set<std::string> k;
@@ -301,106 +260,6 @@ TEST(CsvReport, OneRowPerCellWithTheKeyColumnsAndTheJsonNumbers) {
     ++rows;
   }
   EXPECT_EQ(rows, r.cells.size());
-}
-
-// ---- text from measured code (docs/FORMATS.md, "Text from measured code") -------------------
-// A cell name, a reason or an environment value comes from the benchmark or the package being
-// measured. On GitHub the runner reads every line of stdout for workflow commands: "::cmd"
-// after leading blanks, and the legacy "##[cmd]" anywhere in a line. None may be produced.
-
-// GitHub's runner trims leading white space (.NET's TrimStart) before it looks for "::".
-bool starts_a_command(const std::string& line) {
-  size_t i = 0;
-  while (i < line.size()) {
-    if (line[i] == ' ' || line[i] == '\t' || line[i] == '\v' || line[i] == '\f') {
-      ++i;
-    } else if (line.compare(i, 2, "\xC2\xA0") == 0) {  // U+00A0
-      i += 2;
-    } else if (line.compare(i, 3, "\xE2\x80\x83") == 0 || line.compare(i, 3, "\xE3\x80\x80") == 0) {
-      i += 3;  // U+2003, U+3000
-    } else {
-      break;
-    }
-  }
-  return line.compare(i, 2, "::") == 0;
-}
-
-// Every line of `out` is inert for a log: no line a workflow command, no legacy command, no
-// terminal control, no carriage return.
-void expect_inert_log(const std::string& out, bool commands_allowed = false) {
-  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
-  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
-  EXPECT_EQ(out.find("\xC2\x9B"), std::string::npos) << out;  // U+009B, the 8-bit CSI
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (commands_allowed && (line.rfind("::error title=perfgate", 0) == 0 ||
-                             line.rfind("::warning title=perfgate", 0) == 0 ||
-                             line.rfind("::notice title=perfgate", 0) == 0)) {
-      // perfgate's own command: the untrusted part is its data, escaped.
-      EXPECT_EQ(line.find('\n'), std::string::npos);
-      continue;
-    }
-    EXPECT_FALSE(starts_a_command(line)) << "a line that is a workflow command: " << line;
-    EXPECT_EQ(line.find("##["), std::string::npos) << "a legacy workflow command: " << line;
-  }
-}
-
-// Everything measured code can name in a gate result, all at once.
-GateResult hostile_result() {
-  const std::string evil = "x\n::error::pwned\r  ::warning::cr\x1b[2J##[set-output name=a]b";
-  GateResult r = regression_result();
-  r.verdict = GateVerdict::inconclusive;
-  r.cells[0].key.model = "::error::first";  // a line that begins with the name
-  r.cells[0].note =
-      "\xC2\xA0::notice::nbsp \xC2\x9B"
-      "31m";
-  r.cells[3].key.model = evil;
-  r.cells[3].note = evil;
-  r.cells[4].verdict = CellVerdict::incomparable;
-  r.cells[4].note = "head has no ok samples: error (" + evil + ")";
-  r.base_env["engine.lib"] = "1.0";
-  r.head_env["engine.lib"] = "##[error]" + evil;
-  r.warnings = {evil, "environments differ (engine.lib: base '1.0' vs head '" + evil + "')"};
-  return r;
-}
-
-TEST(TableReport, TextFromMeasuredCodeStartsNoCommandAndStaysOnItsLine) {
-  const GateResult r = hostile_result();
-  const ReportInfo info{"main\n::error::spelled", "HEAD", "git", "git", {"note\r::error::x"}, {}};
-  for (bool color : {false, true}) {
-    std::string out = render(GateTableReporter{color}, r, info);
-    if (color) {  // perfgate's own colours are the only escape sequences
-      for (const char* c : {"\033[31m", "\033[32m", "\033[33m", "\033[1m", "\033[0m"}) {
-        for (size_t at = out.find(c); at != std::string::npos; at = out.find(c))
-          out.erase(at, std::string(c).size());
-      }
-    }
-    expect_inert_log(out);
-  }
-}
-
-TEST(MarkdownReport, TextFromMeasuredCodeStartsNoCommandAndStaysOnItsLine) {
-  const ReportInfo info{"main\n::error::spelled", "HEAD", "git", "git", {"note\r::error::x"}, {}};
-  expect_inert_log(render(GateMarkdownReporter{}, hostile_result(), info));
-}
-
-TEST(GithubCommands, TextFromMeasuredCodeIsOnlyEverTheDataOfPerfgatesOwnCommands) {
-  GateResult r = hostile_result();
-  r.verdict = GateVerdict::regression;
-  r.cells[3].verdict = CellVerdict::regression;
-  expect_inert_log(render(GateGithubReporter{}, r), /*commands_allowed=*/true);
-}
-
-TEST(GateReports, ALongNameIsCutToTwoHundredCharactersWithAnEllipsis) {
-  GateResult r = regression_result();
-  r.cells[3].key.model = std::string(300, 'm');
-  for (const std::string& out :
-       {render(GateTableReporter{false}, r), render(GateMarkdownReporter{}, r),
-        render(GateGithubReporter{}, r)}) {
-    EXPECT_EQ(out.find(std::string(200, 'm')), std::string::npos) << out;
-    EXPECT_NE(out.find(std::string(199, 'm') + "\u2026"), std::string::npos) << out;
-  }
 }
 
 }  // namespace
