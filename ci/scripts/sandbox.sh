@@ -107,6 +107,11 @@ pg_bwrap_args() {
   for path in /tmp /var/tmp /run/lock /run/user /run/shm; do
     if [ -d "$path" ] && [ ! -L "$path" ]; then PG_BWRAP+=(--tmpfs "$path"); fi
   done
+  # The trusted perfgate and its timing harness, read-only, where they sit under one of those
+  # temporary directories (a checkout of the action in /tmp, say): the container would hide them.
+  for path in "${PERFGATE_HARNESS_DIR:-}" "$(dirname "${PERFGATE_BIN:-/}")"; do
+    case $path in /tmp/* | /var/tmp/*) [ -d "$path" ] && PG_BWRAP+=(--ro-bind "$path" "$path") ;; esac
+  done
   # The writable places, after the tmpfs that may hold their mount point: a side's own clone,
   # build directory and state; the whole job's directory only for the job's set-up.
   if [ -z "$side" ]; then

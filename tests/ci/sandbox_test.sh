@@ -144,6 +144,20 @@ if [ -x /usr/bin/python3 ]; then
     has "$tmp/harness.out" "HARNESS: $root/python/perfgate_bench.py"
   [ "$failures" -eq 0 ] || cat "$tmp/harness.out"
   pg_sandbox_destroy
+  # A harness under /tmp (the action checked out there, say), which the container's own /tmp
+  # would hide: it is bound in, read-only.
+  tmp_harness=$(mktemp -d /tmp/perfgate-harness-XXXXXX)
+  cp "$root/python/perfgate_bench.py" "$tmp_harness/"
+  chmod -R a+rX "$tmp_harness"
+  export PERFGATE_HARNESS_DIR=$tmp_harness
+  pg_sandbox_create
+  # shellcheck disable=SC2016  # expands in the sandbox's shell
+  pg_untrusted "$PG_SANDBOX" /usr/bin/python3 -c 'import perfgate_bench; print("HARNESS:", perfgate_bench.__file__)' \
+    >"$tmp/harness-tmp.out" 2>&1
+  check "a harness under /tmp is still importable inside the container" \
+    has "$tmp/harness-tmp.out" "HARNESS: $tmp_harness/perfgate_bench.py"
+  pg_sandbox_destroy
+  rm -rf "$tmp_harness"
   unset PERFGATE_HARNESS_DIR
 else
   echo "ok   - /usr/bin/python3 is missing: the harness check needs a Python every user can run"
