@@ -18,6 +18,10 @@ namespace pg {
 struct CellSamples {
   std::vector<double> prefill_ms;              // one per repetition
   std::vector<std::vector<double>> decode_ms;  // one list per repetition, one entry per step
+  // A/B runs only (`perfgate ab`, docs/AB.md): repetition i of a cell is pair i with repetition i
+  // of the same cell in the other side's run; ab_position[i] is 0 when this side ran first in
+  // that pair, 1 when second. Empty for an ordinary run.
+  std::vector<int> ab_position;
 };
 
 struct CellResult {
@@ -54,6 +58,17 @@ using Environment = std::map<std::string, std::string>;
 // weights_sha256: the files behind `file:` models (docs/OWN_MODEL_AOTI.md, "Artifact paths").
 const std::vector<std::string>& comparable_env_fields();
 
+// What ties the two runs of one A/B run together (`perfgate ab`): the same uuid on both, one side
+// each. `design` names how the order of each pair was drawn ("abba": blocks of two pairs, AB then
+// BA or BA then AB by a seeded coin), `seed` the seed that drew it.
+struct AbPairing {
+  std::string uuid;  // 32 lowercase hex digits, shared by the base and the head run
+  std::string side;  // "base" | "head"
+  std::string design = "abba";
+  uint64_t seed = 0;
+  bool operator==(const AbPairing&) const = default;
+};
+
 struct Run {
   int64_t id = 0;  // in one database
   // The run's identity across databases: 128 random bits as 32 lowercase hex digits, given by the
@@ -65,6 +80,7 @@ struct Run {
   GitInfo git;
   Environment env;
   std::string config_json = "{}";  // the resolved sweep, for reproduction
+  std::optional<AbPairing> ab;      // set on the two runs of an A/B run
   std::vector<CellResult> cells;
 };
 
