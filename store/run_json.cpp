@@ -99,6 +99,15 @@ struct Parser {
       const json& decode = array(field(*s, "decode_ms", sp), sp + "/decode_ms");
       for (size_t r = 0; r < decode.size(); ++r)
         c.samples.decode_ms.push_back(numbers(decode[r], sp + "/decode_ms/" + std::to_string(r)));
+      if (const json* pos = optional_field(*s, "ab_position"); pos && !pos->is_null()) {
+        const std::string pp = sp + "/ab_position";
+        array(*pos, pp);
+        for (size_t r = 0; r < pos->size(); ++r) {
+          const json& v = (*pos)[r];
+          if (!v.is_number_integer()) bad(pp + "/" + std::to_string(r), "expected 0 or 1");
+          c.samples.ab_position.push_back(v.get<int>());
+        }
+      }
     }
     if (const json* p = optional_field(j, "profile"); p && !p->is_null())
       c.profile = profile_from_json(*p, source + ": " + ptr + "/profile");
@@ -120,6 +129,19 @@ struct Parser {
     r.uuid = str_or_null(optional_field(j, "uuid"), ptr + "/uuid").value_or("");
     if (!r.uuid.empty() && !is_run_uuid(r.uuid))
       bad(ptr + "/uuid", "'" + r.uuid + "' is not 32 hex digits or null");
+
+    if (const json* ab = optional_field(j, "ab"); ab && !ab->is_null()) {
+      const std::string ap = ptr + "/ab";
+      object(*ab, ap);
+      AbPairing pairing;
+      pairing.uuid = str(field(*ab, "uuid", ap), ap + "/uuid");
+      pairing.side = str(field(*ab, "side", ap), ap + "/side");
+      pairing.design = str(field(*ab, "design", ap), ap + "/design");
+      const json& seed = field(*ab, "seed", ap);
+      if (!seed.is_number_unsigned()) bad(ap + "/seed", "expected an integer >= 0");
+      pairing.seed = seed.get<uint64_t>();
+      r.ab = pairing;
+    }
 
     const std::string gp = ptr + "/git";
     const json& g = object(field(j, "git", ptr), gp);
@@ -172,8 +194,10 @@ json run_to_json(const Run& run, bool with_samples) {
                  {"status", to_string(c.status)},
                  {"reason", opt_str(c.reason)},
                  {"metrics", metrics}};
-    if (with_samples)
+    if (with_samples) {
       cell["samples"] = {{"prefill_ms", c.samples.prefill_ms}, {"decode_ms", c.samples.decode_ms}};
+      if (!c.samples.ab_position.empty()) cell["samples"]["ab_position"] = c.samples.ab_position;
+    }
     if (with_samples && c.profile) cell["profile"] = profile_to_json(*c.profile);
     cells.push_back(std::move(cell));
   }
@@ -197,6 +221,11 @@ json run_to_json(const Run& run, bool with_samples) {
             {"remote", opt_str(g.remote)}}},
           {"env", env},
           {"config", config},
+          {"ab", run.ab ? json{{"uuid", run.ab->uuid},
+                               {"side", run.ab->side},
+                               {"design", run.ab->design},
+                               {"seed", run.ab->seed}}
+                        : json()},
           {"cells", cells}};
 }
 

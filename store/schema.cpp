@@ -239,6 +239,19 @@ ALTER TABLE regression_events ADD COLUMN via TEXT NOT NULL DEFAULT 'typed'
 ALTER TABLE gate_result_events ADD COLUMN via TEXT NOT NULL DEFAULT 'typed'
   CHECK (via IN ('typed', 'token', 'header', 'legacy'));
 )sql",
+      // 9: A/B runs (`perfgate ab`, docs/STORE.md "A/B runs"). The base and the head run of one
+      // A/B run share ab_uuid, one side each; repetition i of a cell pairs with repetition i of
+      // the same cell in the other side's run, and ab_position says which of the two ran first.
+      // Ordinary runs leave every column NULL.
+      R"sql(
+ALTER TABLE runs ADD COLUMN ab_uuid TEXT CHECK (ab_uuid IS NULL OR length(ab_uuid) = 32);
+ALTER TABLE runs ADD COLUMN ab_side TEXT CHECK (ab_side IS NULL OR ab_side IN ('base', 'head'));
+ALTER TABLE runs ADD COLUMN ab_design TEXT;
+ALTER TABLE runs ADD COLUMN ab_seed TEXT;
+CREATE INDEX runs_ab ON runs(ab_uuid) WHERE ab_uuid IS NOT NULL;
+ALTER TABLE repetitions ADD COLUMN ab_position INTEGER
+  CHECK (ab_position IS NULL OR ab_position IN (0, 1));
+)sql",
   };
   return steps;
 }

@@ -64,7 +64,8 @@ class Store {
   // started_at: when the run began (ISO 8601 UTC); empty: now. The runner passes the time before
   // its first cell, so a run's wall time includes loading the model or starting an --exec engine.
   int64_t begin_run(const GitInfo& git, const Environment& env, const std::string& config_json,
-                    const std::string& started_at = "");
+                    const std::string& started_at = "",
+                    const std::optional<AbPairing>& ab = std::nullopt);  // an A/B run's side
   void add_cell(int64_t run_id, const CellResult& cell);
   void finish_run(int64_t run_id, RunStatus status);
 

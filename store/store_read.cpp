@@ -51,7 +51,8 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
     sql::Stmt s(db,
                 "SELECT r.id, r.status, r.started_at, r.finished_at, r.git_state, r.git_commit, "
                 "r.git_branch, r.git_subject, r.git_time, r.git_dirty, r.git_repo_path, "
-                "e.fingerprint, r.config, r.git_remote, r.uuid FROM runs r "
+                "e.fingerprint, r.config, r.git_remote, r.uuid, r.ab_uuid, r.ab_side, r.ab_design, "
+                "r.ab_seed FROM runs r "
                 "JOIN environments e ON e.id = r.environment_id" +
                     where + " ORDER BY r.id");
     bind_param(s, sel, param);
@@ -72,6 +73,10 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
       r.config_json = s.text(12);
       r.git.remote = s.opt_text(13);
       r.uuid = s.opt_text(14).value_or("");
+      if (auto ab_uuid = s.opt_text(15)) {
+        r.ab = AbPairing{*ab_uuid, s.text(16), s.opt_text(17).value_or(""),
+                         std::stoull(s.opt_text(18).value_or("0"))};
+      }
       run_index[r.id] = runs.size();
       runs.push_back(std::move(r));
     }
@@ -125,6 +130,12 @@ std::vector<Run> load_runs(sqlite3* db, RunSelect sel, const std::string& param,
         samples.decode_ms.back().push_back(s.real(3));
       }
     }
+    sql::Stmt p(db,
+                "SELECT p.cell_id, p.ab_position FROM repetitions p "
+                "JOIN cells c ON c.id = p.cell_id JOIN runs r ON r.id = c.run_id" +
+                    where + " AND p.ab_position IS NOT NULL ORDER BY p.cell_id, p.rep");
+    bind_param(p, sel, param);
+    while (p.step()) cell_by_id.at(p.int64(0))->samples.ab_position.push_back(p.integer(1));
     load_profiles(
         db, where, [&](sql::Stmt& q) { bind_param(q, sel, param); }, cell_by_id);
   }

@@ -24,8 +24,9 @@ int64_t insert_run_row(sqlite3* db, const Run& run) {
       db,
       "INSERT INTO runs(status, started_at, finished_at, git_state, git_commit, git_branch, "
       "git_subject, git_time, git_dirty, git_repo_path, history_time, environment_id, "
-      "config, uuid, git_remote) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+      "config, uuid, git_remote, ab_uuid, ab_side, ab_design, ab_seed) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+      "?19)");
   s.bind(1, to_string(run.status)).bind(2, started);
   if (run.finished_at.empty())
     s.bind_null(3);
@@ -47,6 +48,12 @@ int64_t insert_run_row(sqlite3* db, const Run& run) {
     s.bind(15, redact_remote_url(*run.git.remote));
   else
     s.bind_null(15);
+  if (run.ab) {  // the seed as decimal text: SQLite's integers are signed
+    s.bind(16, run.ab->uuid).bind(17, run.ab->side).bind(18, run.ab->design);
+    s.bind(19, std::to_string(run.ab->seed));
+  } else {
+    for (int i = 16; i <= 19; ++i) s.bind_null(i);
+  }
   s.run();
   return sqlite3_last_insert_rowid(db);
 }
@@ -59,8 +66,8 @@ CellWriter::CellWriter(sqlite3* db)
       metric_(db, "INSERT INTO metrics(cell_id, name, value) VALUES(?1, ?2, ?3)"),
       sample_(db, "INSERT INTO samples(cell_id, rep, step, value) VALUES(?1, ?2, ?3, ?4)"),
       rep_(db,
-           "INSERT INTO repetitions(cell_id, rep, prefill_ms, decode_total_ms, decode_steps) "
-           "VALUES(?1, ?2, ?3, ?4, ?5)") {}
+           "INSERT INTO repetitions(cell_id, rep, prefill_ms, decode_total_ms, decode_steps, "
+           "ab_position) VALUES(?1, ?2, ?3, ?4, ?5, ?6)") {}
 
 int64_t CellWriter::write(int64_t run_id, int ordinal, const std::string& comparable_env,
                           const CellResult& c) {
@@ -91,8 +98,12 @@ int64_t CellWriter::write(int64_t run_id, int ordinal, const std::string& compar
         .bind(2, rep)
         .bind(3, s.prefill_ms[r])
         .bind(4, std::accumulate(steps.begin(), steps.end(), 0.0))
-        .bind(5, static_cast<int64_t>(steps.size()))
-        .run();
+        .bind(5, static_cast<int64_t>(steps.size()));
+    if (r < s.ab_position.size())
+      rep_.bind(6, static_cast<int64_t>(s.ab_position[r]));
+    else
+      rep_.bind_null(6);
+    rep_.run();
   }
   if (c.profile) write_profile(db_, cell_id, *c.profile);
   return cell_id;
@@ -101,8 +112,9 @@ int64_t CellWriter::write(int64_t run_id, int ordinal, const std::string& compar
 }  // namespace detail
 
 int64_t Store::begin_run(const GitInfo& git, const Environment& env, const std::string& config_json,
-                         const std::string& started_at) {
+                         const std::string& started_at, const std::optional<AbPairing>& ab) {
   Run run;
+  run.ab = ab;
   run.started_at = started_at;
   run.status = RunStatus::incomplete;
   run.git = git;

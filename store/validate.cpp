@@ -63,6 +63,13 @@ void validate_cell(const CellResult& c, const std::string& where) {
     if (!std::isfinite(v) || v < 0)
       bad(ws + "/prefill_ms/" + std::to_string(r), "must be a finite number >= 0");
   }
+  if (!s.ab_position.empty() && s.ab_position.size() != s.prefill_ms.size())
+    bad(ws + "/ab_position", std::to_string(s.ab_position.size()) + " positions but " +
+                                 std::to_string(s.prefill_ms.size()) +
+                                 " repetitions (one per repetition of an A/B run)");
+  for (size_t r = 0; r < s.ab_position.size(); ++r)
+    if (s.ab_position[r] != 0 && s.ab_position[r] != 1)
+      bad(ws + "/ab_position/" + std::to_string(r), "must be 0 (ran first) or 1 (ran second)");
   for (size_t r = 0; r < s.decode_ms.size(); ++r) {
     const auto& steps_ms = s.decode_ms[r];
     const std::string wr = ws + "/decode_ms/" + std::to_string(r);
@@ -85,6 +92,17 @@ bool is_run_uuid(const std::string& s) {
 void validate_run(const Run& run, const std::string& where) {
   if (!run.uuid.empty() && !is_run_uuid(run.uuid))
     bad(where + "/uuid", "'" + run.uuid + "' is not 32 hex digits or absent");
+  if (run.ab) {
+    const std::string wa = where + "/ab";
+    if (!is_run_uuid(run.ab->uuid)) bad(wa + "/uuid", "'" + run.ab->uuid + "' is not 32 hex digits");
+    if (run.ab->side != "base" && run.ab->side != "head")
+      bad(wa + "/side", "'" + run.ab->side + "' is not base or head");
+    if (run.ab->design != "abba") bad(wa + "/design", "'" + run.ab->design + "' is not abba");
+  }
+  for (size_t i = 0; i < run.cells.size() && !run.ab; ++i)
+    if (!run.cells[i].samples.ab_position.empty())
+      bad(where + "/cells/" + std::to_string(i) + "/samples/ab_position",
+          "is given, but the run is not part of an A/B run (no ab)");
   const auto& g = run.git;
   if (g.commit && !is_commit_sha(*g.commit))
     bad(where + "/git/commit", "'" + *g.commit + "' is not a 40-hex-digit SHA or null");

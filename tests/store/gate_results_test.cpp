@@ -118,20 +118,21 @@ TEST(GateResults, ADatabaseFromBeforeTheStepMigratesAndKeepsItsData) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           "DROP TABLE credentials; "
+                           (std::string(test::kUndoAbStep) + "DROP TABLE credentials; "
                            "ALTER TABLE regression_events DROP COLUMN via; "
                            "DROP TABLE profile_ops; DROP TABLE profile_steps; "
                            "DROP TABLE profiles; DROP TABLE profile_names; "
                            "DROP TABLE gate_result_events; DROP TABLE gate_results; "
                            "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; "
-                           "PRAGMA user_version = 4",
+                           "PRAGMA user_version = 4")
+                              .c_str(),
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(db);
   }
   Store s(path);
   EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
-  EXPECT_EQ(Store::schema_version(), 8);
+  EXPECT_EQ(Store::schema_version(), 9);
   EXPECT_EQ(s.run_count(), 1);
   EXPECT_TRUE(s.gate_results().empty());
   EXPECT_EQ(s.add_gate_result(gate("pass", 0)).id, 1);

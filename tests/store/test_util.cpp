@@ -81,7 +81,7 @@ Run sample_run(int variant) {
 }
 
 int64_t write_run(Store& s, const Run& r, bool finish) {
-  const int64_t id = s.begin_run(r.git, r.env, r.config_json);
+  const int64_t id = s.begin_run(r.git, r.env, r.config_json, "", r.ab);
   for (const auto& c : r.cells) s.add_cell(id, c);
   if (finish) s.finish_run(id, r.status);
   return id;
