@@ -20,11 +20,17 @@ using Action = std::function<int()>;  // returns the exit code
 inline constexpr const char* kRunDescription =
     "Benchmark sweep -> SQLite. Every flag is also a key of the --config TOML file; list flags "
     "take comma-separated values and sweep their Cartesian product.";
+inline constexpr const char* kAbDescription =
+    "Base and head measured side by side: every cell's repetitions alternate between two workers, "
+    "one per checkout, in a seeded ABBA order; stored as two paired runs that `perfgate compare` "
+    "judges with the paired test.";
 // The executable that runs `perfgate run` (LibTorch): beside `perfgate` (cli/CMakeLists.txt).
 inline constexpr const char* kRunnerExecutable = "perfgate-runner";
 
 // cli/cmd_run.cpp in perfgate-runner; in perfgate, cli/runner_exec.cpp lists it for --help.
 void add_run_command(CLI::App& root, Action& action);
+// cli/cmd_ab.cpp in perfgate-runner; in perfgate, cli/runner_exec.cpp lists it for --help.
+void add_ab_command(CLI::App& root, Action& action);
 void add_compare_command(CLI::App& root, Action& action);  // cli/cmd_compare.cpp
 void add_changes_command(CLI::App& root, Action& action);  // cli/cmd_changes.cpp
 void add_serve_command(CLI::App& root, Action& action);    // cli/cmd_serve.cpp

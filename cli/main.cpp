@@ -20,13 +20,15 @@ int main(int argc, char** argv) {
   if (argc > 0) pg::set_program_name(argv[0]);
 #ifndef PERFGATE_RUNNER_BINARY
   // This executable links no LibTorch; the runner beside it does (cli/runner_exec.cpp).
-  if (argc > 1 && std::string_view(argv[1]) == "run") return pg::cli::run_in_runner(argv);
+  if (argc > 1 && (std::string_view(argv[1]) == "run" || std::string_view(argv[1]) == "ab"))
+    return pg::cli::run_in_runner(argv);
 #endif
   CLI::App app{"perfgate: reproducible performance-regression CI for LM inference"};
   app.set_version_flag("--version", std::string("perfgate ") + pg::kVersion);
   app.require_subcommand(1);
   pg::cli::Action action;
   pg::cli::add_run_command(app, action);
+  pg::cli::add_ab_command(app, action);
   pg::cli::add_compare_command(app, action);
   pg::cli::add_changes_command(app, action);
   pg::cli::add_serve_command(app, action);

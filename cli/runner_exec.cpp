@@ -47,4 +47,9 @@ void add_run_command(CLI::App& root, Action&) {
   root.add_subcommand("run", kRunDescription)->allow_extras()->prefix_command();
 }
 
+void add_ab_command(CLI::App& root, Action&) {
+  // Likewise `perfgate ab ...`.
+  root.add_subcommand("ab", kAbDescription)->allow_extras()->prefix_command();
+}
+
 }  // namespace pg::cli

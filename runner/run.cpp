@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdio>
 #include <optional>
 
@@ -16,6 +15,7 @@
 #include "runner/lm/measure.h"
 #include "runner/measurer.h"
 #include "runner/progress.h"
+#include "runner/stop_signals.h"
 #include "runner/submit.h"
 #include "runner/sweep.h"
 #include "runner/table.h"
@@ -24,48 +24,6 @@
 
 namespace pg {
 namespace {
-
-volatile std::sig_atomic_t g_stop_requested = 0;
-
-extern "C" void on_stop_signal(int) {
-  g_stop_requested = 1;
-  static const char msg[] =
-      "\nperfgate: stopping after the current cell; the run is kept as incomplete "
-      "(signal again to stop at once)\n";
-  // write(2) is async-signal-safe; its result cannot be acted on here.
-  [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
-}
-
-// SIGINT/SIGTERM ask the sweep to stop between cells; SA_RESETHAND makes a second one fatal at
-// once (the run then stays incomplete, as after kill -9). SIGPIPE is ignored so that a closed
-// stdout becomes a write error (exit 4) instead of a signal.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_requested = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND | SA_RESTART;
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    sigaction(SIGPIPE, &ignore, &old_pipe_);
-  }
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-    sigaction(SIGPIPE, &old_pipe_, nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  struct sigaction old_int_ {
-  }, old_term_{}, old_pipe_{};
-};
 
 void check_cells_supported(const std::vector<CellKey>& cells) {
   for (const auto& key : cells) {
@@ -130,7 +88,7 @@ int perform_run(const SweepConfig& cfg, const std::string& started_at) {
   {
     StopSignals signals;
     outcome = run_sweep(
-        cfg, cells, store, *measurer, git, env, console, [] { return g_stop_requested != 0; },
+        cfg, cells, store, *measurer, git, env, console, [] { return stop_requested(); },
         started_at);
   }
   const std::optional<Run> run = store.load_run(outcome.run_id);

@@ -1,0 +1,149 @@
+// `perfgate ab` from two resolved sweeps to two stored runs, in named steps: the sides, then per
+// cell both workers started and warmed, their repetitions alternated, both finished and stored.
+#include "runner/ab/ab_run.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <random>
+
+#include "common/errors.h"
+#include "common/inert_text.h"
+#include "common/program_name.h"
+#include "common/utc_time.h"
+#include "core/cell_label.h"
+#include "runner/ab/abba_order.h"
+#include "runner/ab/ab_side.h"
+#include "runner/fingerprint.h"
+#include "runner/stop_signals.h"
+#include "runner/sweep.h"
+#include "store/store.h"
+
+namespace pg::ab {
+namespace {
+
+std::string new_ab_uuid() {
+  std::random_device rd;
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += fmt::format("{:08x}", rd());
+  return out;
+}
+
+MeasureOptions measure_options(const SweepConfig& cfg) {
+  MeasureOptions opt;
+  opt.warmup = cfg.warmup;
+  opt.reps = cfg.reps;  // pairs: each side runs one repetition a pair
+  opt.seed = cfg.seed;
+  opt.peak_bw_gbps = cfg.peak_bw_gbps;
+  opt.peak_tflops = cfg.peak_tflops;
+  opt.profile = cfg.profile;
+  return opt;
+}
+
+// The two sides of one cell: both workers started (each warms up in turn, so only one side is on
+// the device at a time), then the pairs in `order`, then both finished. A side that fails stops
+// the pairs; the other side keeps the samples it has.
+std::array<CellResult, 2> measure_cell(const CellKey& key, const MeasureOptions& opt,
+                                       std::array<SideState, 2>& sides,
+                                       const std::vector<Side>& order) {
+  std::array<std::unique_ptr<SideCell>, 2> cell;
+  for (size_t s = 0; s < 2; ++s) cell[s] = sides[s].open(key, opt);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const size_t first = static_cast<size_t>(order[i]);
+    if (!cell[first]->repetition(0) || !cell[1 - first]->repetition(1)) break;
+  }
+  std::array<CellResult, 2> out;
+  for (size_t s = 0; s < 2; ++s) out[s] = cell[s]->finish();
+  return out;
+}
+
+// A pair's head/base ratio of tpot, geometric mean over the pairs both sides have: the line a
+// person watching reads; the verdict is `perfgate compare`'s.
+std::string paired_summary(const CellResult& base, const CellResult& head) {
+  if (base.status != CellStatus::ok || head.status != CellStatus::ok)
+    return fmt::format("base {}, head {}", to_string(base.status), to_string(head.status));
+  auto tpot = [](const std::vector<double>& steps) {
+    double sum = 0;
+    for (double v : steps) sum += v;
+    return steps.empty() ? 0.0 : sum / static_cast<double>(steps.size());
+  };
+  const size_t n = std::min(base.samples.decode_ms.size(), head.samples.decode_ms.size());
+  double log_sum = 0;
+  size_t used = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double b = tpot(base.samples.decode_ms[i]), h = tpot(head.samples.decode_ms[i]);
+    if (b > 0 && h > 0) {
+      log_sum += std::log(h / b);
+      ++used;
+    }
+  }
+  const auto metric = [](const CellResult& c) {
+    auto it = c.metrics.find("tpot_ms");
+    return it == c.metrics.end() ? std::string("-") : fmt::format("{:.4f}", it->second);
+  };
+  return fmt::format("tpot base {} ms, head {} ms; paired head/base x{:.4f} over {} pairs",
+                     metric(base), metric(head),
+                     used ? std::exp(log_sum / static_cast<double>(used)) : 0.0, used);
+}
+
+}  // namespace
+
+std::string builtin_worker_command() { return shell_word(own_executable()) + " worker"; }
+
+int perform_ab(const AbSettings& s, const std::string& started_at) {
+  const std::vector<CellKey> cells = expand(s.base);
+  const std::string start = started_at.empty() ? now_iso8601() : started_at;
+  const Environment env = run_environment(s.base.device);
+  const AbPairing pairing{new_ab_uuid(), "", "abba", s.order_seed};
+  Store store(s.base.db);
+  std::array<SideState, 2> sides = {
+      SideState(s.base, s.base_worker, env, pairing, "base"),
+      SideState(s.head, s.head_worker, env, pairing, "head")};
+  const MeasureOptions opt = measure_options(s.base);
+  const std::vector<Side> order = abba_order(static_cast<size_t>(opt.reps), s.order_seed);
+
+  bool interrupted = false;
+  {
+    StopSignals signals;
+    try {
+      for (size_t i = 0; i < cells.size(); ++i) {
+        if (stop_requested()) {
+          interrupted = true;
+          break;
+        }
+        if (!s.base.quiet)
+          fmt::print(stderr, "[{}/{}] {}\n", i + 1, cells.size(),
+                     inert_text(cell_label(cells[i]), kInertNameChars));
+        auto results = measure_cell(cells[i], opt, sides, order);
+        for (size_t side = 0; side < 2; ++side) sides[side].store_cell(store, start, results[side]);
+        if (!s.base.quiet)
+          fmt::print("{}: {}\n", inert_text(cell_label(cells[i]), kInertNameChars),
+                     paired_summary(results[0], results[1]));
+      }
+      for (auto& side : sides) side.begin_if_needed(store, start);
+    } catch (...) {
+      for (auto& side : sides) side.finish(store, RunStatus::failed);
+      throw;
+    }
+  }
+  const RunStatus status = interrupted ? RunStatus::incomplete : RunStatus::complete;
+  for (auto& side : sides) side.finish(store, status);
+  fmt::print("Stored A/B run {} in {}: base run {} ({}), head run {} ({}), {} pairs a cell\n",
+             pairing.uuid, s.base.db, sides[0].run_id(), sides[0].commit_text(),
+             sides[1].run_id(), sides[1].commit_text(), opt.reps);
+  if (!s.base.quiet && sides[0].git().commit && sides[1].git().commit)
+    fmt::print("Judge: {} compare {} {} --db {}\n", shell_word(program_name()),
+               sides[0].git().commit->substr(0, 12), sides[1].git().commit->substr(0, 12),
+               shell_word(s.base.db));
+  std::fflush(stdout);
+  if (interrupted) {
+    fmt::print(stderr, "perfgate: interrupted: both runs stored as incomplete\n");
+    return kExitRuntime;
+  }
+  return kExitOk;
+}
+
+}  // namespace pg::ab

@@ -1,0 +1,32 @@
+// `perfgate ab`: base and head of every cell measured side by side in one A/B run (docs/AB.md).
+// Each side is a worker process in its own checkout (runner/exec/worker_client.h: perfgate's own
+// worker for its models, the user's benchmark in worker mode for `exec`); their timed repetitions
+// alternate in the seeded ABBA order of runner/ab/abba_order.h, one side on the device at a time,
+// and the two sides are stored as two ordinary runs tied by one AbPairing. LibTorch-free.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "runner/sweep_config.h"
+
+namespace pg::ab {
+
+struct AbSettings {
+  // One resolved sweep per side: the same cells, each with its own checkout as `repo`.
+  SweepConfig base, head;
+  // What measures a side's cells (`/bin/sh -c`, in the side's checkout): its `exec` command, or
+  // for perfgate's own models this perfgate's worker unless a side names its own.
+  std::string base_worker, head_worker;
+  uint64_t order_seed = 0;
+};
+
+// The worker of perfgate's own models in this installation: `<perfgate-runner> worker`.
+std::string builtin_worker_command();
+
+// Measures every cell of `s.base` (the cells of both sides are the same) and stores the two runs
+// in s.base.db. Returns the exit code: 0 when both runs are complete, 4 when a signal stopped it
+// after the current cell (both runs stored as incomplete). Cells one side could not measure are
+// stored as that side's `error` / `oom` cells; the other side keeps its samples.
+int perform_ab(const AbSettings& s, const std::string& started_at = {});
+
+}  // namespace pg::ab

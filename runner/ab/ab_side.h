@@ -1,0 +1,77 @@
+// One side of an A/B run (runner/ab/ab_run.h): its checkout, its worker command and its stored
+// run; and one cell of that side, held open in its worker between the other side's repetitions.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/run.h"
+#include "runner/exec/exec_protocol.h"
+#include "runner/measurer.h"
+#include "runner/sweep_config.h"
+
+namespace pg {
+class Store;
+}
+namespace pg::exec {
+class WorkerClient;
+}
+
+namespace pg::ab {
+
+// This executable's path (the runner that holds perfgate's own worker).
+std::string own_executable();
+
+class SideCell;
+
+class SideState {
+ public:
+  SideState(const SweepConfig& cfg, std::string worker, Environment env, AbPairing pairing,
+            std::string side);
+  SideState(SideState&&) = default;
+  ~SideState();
+
+  // Starts the side's worker for the cell: it has warmed up when this returns.
+  std::unique_ptr<SideCell> open(const CellKey& key, const MeasureOptions& opt);
+  // The run row is written with the first cell (an `exec` engine's versions come from it).
+  void store_cell(Store& store, const std::string& started_at, CellResult cell);
+  void begin_if_needed(Store& store, const std::string& started_at);
+  // Never throws: it runs on the way out of a failure too.
+  void finish(Store& store, RunStatus status) noexcept;
+
+  int64_t run_id() const { return run_id_; }
+  const GitInfo& git() const { return git_; }
+  std::string commit_text() const;
+
+ private:
+  friend class SideCell;
+  SweepConfig cfg_;
+  std::string worker_;
+  Environment env_;
+  AbPairing pairing_;
+  GitInfo git_;
+  bool exec_;  // the user's benchmark, whose engine joins the fingerprint
+  std::optional<exec::EngineInfo> engine_;
+  int64_t run_id_ = 0;
+  bool begun_ = false, finished_ = false;
+};
+
+class SideCell {
+ public:
+  SideCell(SideState& side, const CellKey& key, const MeasureOptions& opt);
+  ~SideCell();
+  // One timed repetition, at `position` in its pair (0 first, 1 second); false once this side's
+  // cell has failed (then it asks for nothing more).
+  bool repetition(int position);
+  // Ends the cell in the worker and makes its result: samples, metrics, profile, or the failure.
+  CellResult finish();
+
+ private:
+  SideState& side_;
+  CellKey key_;
+  MeasureOptions opt_;
+  std::unique_ptr<exec::WorkerClient> worker_;
+  CellSamples samples_;
+};
+
+}  // namespace pg::ab
