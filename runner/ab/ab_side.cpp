@@ -6,12 +6,9 @@
 
 #include <chrono>
 
-#include "common/inert_text.h"
-#include "runner/exec/exec_runner.h"
+#include "runner/exec/exec_cell.h"
 #include "runner/exec/worker_client.h"
 #include "runner/fingerprint.h"
-#include "runner/lm/gpu_table.h"
-#include "runner/lm/metrics.h"
 #include "runner/sweep_config.h"
 #include "store/store.h"
 
@@ -84,51 +81,38 @@ SideCell::SideCell(SideState& side, const CellKey& key, const MeasureOptions& op
 SideCell::~SideCell() = default;
 
 bool SideCell::repetition(int position) {
-  if (!worker_->ok()) return false;
-  auto rep = worker_->repetition();
-  if (!rep) return false;
-  samples_.prefill_ms.push_back(rep->prefill_ms);
-  samples_.decode_ms.push_back(std::move(rep->decode_ms));
-  samples_.ab_position.push_back(position);
+  if (!worker_->ok() || !worker_->repetition()) return false;
+  positions_.push_back(position);
   return true;
 }
 
 CellResult SideCell::finish() {
-  CellResult r;
-  r.key = key_;
   std::optional<exec::WorkerClient::End> end;
   if (worker_->ok()) end = worker_->finish();
+  CellResult r;
   if (auto failure = worker_->failure()) {
-    r.status = failure->first;
-    r.reason = failure->second;
-    return r;
+    r = exec::failed_cell(failure->first, failure->second);
+  } else if (side_.exec_ && side_.engine_ && !(*side_.engine_ == *worker_->engine())) {
+    r = exec::failed_cell(CellStatus::error,
+                          "the engine changed within the run: this cell reports " +
+                              worker_->engine()->name + ", the run's first cell " +
+                              side_.engine_->name);
+  } else {
+    MeasureOptions taken = opt_;  // the sanity check counts the repetitions this side took
+    taken.reps = static_cast<int>(worker_->samples().prefill_ms.size());
+    const auto device = side_.env_.find("device");
+    r = exec::exec_cell_result(key_, taken, *worker_->engine(), worker_->samples(),
+                               end->peak_alloc_bytes, end->profile,
+                               device == side_.env_.end() ? "" : device->second);
+    r.samples.ab_position = positions_;
+    // perfgate's own worker reports on the CPU what `perfgate run` calls the cell's RSS growth.
+    auto peak = r.metrics.find("peak_alloc_bytes");
+    if (!side_.exec_ && key_.device == "cpu" && peak != r.metrics.end()) {
+      r.metrics["peak_rss_growth_bytes"] = peak->second;
+      r.metrics.erase(peak);
+    }
   }
-  const exec::EngineInfo& engine = *worker_->engine();
-  if (side_.exec_ && side_.engine_ && !(*side_.engine_ == engine)) {
-    r.status = CellStatus::error;
-    r.reason = "the engine changed within the run: this cell reports " + engine.name +
-               ", the run's first cell " + side_.engine_->name;
-    return r;
-  }
-  r.samples = samples_;
-  const int reps = static_cast<int>(samples_.prefill_ms.size());
-  if (auto why = lm::sanity_failure(r.samples, reps, key_.gen_tokens)) {
-    r.status = CellStatus::invalid;
-    r.reason = inert_text(*why, kInertMessageChars);
-    return r;
-  }
-  const auto device = side_.env_.find("device");
-  const lm::PeakFigures peaks =
-      key_.device != "cpu"
-          ? lm::peaks_for(device == side_.env_.end() ? "" : device->second, key_.dtype,
-                          opt_.peak_bw_gbps, opt_.peak_tflops)
-          : lm::PeakFigures{opt_.peak_bw_gbps, opt_.peak_tflops};
-  r.metrics = exec::exec_metrics(key_, r.samples, engine.model, peaks);
-  // perfgate's own worker reports on the CPU what `perfgate run` calls the cell's RSS growth.
-  if (end && end->peak_alloc_bytes)
-    r.metrics[!side_.exec_ && key_.device == "cpu" ? "peak_rss_growth_bytes" : "peak_alloc_bytes"] =
-        *end->peak_alloc_bytes;
-  if (end) r.profile = end->profile;
+  r.key = key_;
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/run.h"
 #include "runner/exec/exec_protocol.h"
@@ -71,7 +72,7 @@ class SideCell {
   CellKey key_;
   MeasureOptions opt_;
   std::unique_ptr<exec::WorkerClient> worker_;
-  CellSamples samples_;
+  std::vector<int> positions_;  // of each repetition taken, in its pair
 };
 
 }  // namespace pg::ab

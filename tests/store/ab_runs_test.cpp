@@ -12,8 +12,8 @@
 namespace pg {
 namespace {
 
-Run ab_side(const std::string& side, int variant) {
-  Run r = test::sample_run(variant);
+pg::Run ab_side(const std::string& side, int variant) {
+  pg::Run r = test::sample_run(variant);
   r.ab = AbPairing{"0123456789abcdef0123456789abcdef", side, "abba", 18446744073709551615ull};
   for (auto& c : r.cells)
     for (size_t i = 0; i < c.samples.prefill_ms.size(); ++i)
@@ -24,7 +24,7 @@ Run ab_side(const std::string& side, int variant) {
 TEST(AbRuns, ThePairingAndEveryPositionAreStoredAndReadBack) {
   test::TempDir dir;
   Store s(dir.file("pg.db"));
-  const Run base = ab_side("base", 0), head = ab_side("head", 1);
+  const pg::Run base = ab_side("base", 0), head = ab_side("head", 1);
   const int64_t b = test::write_run(s, base), h = test::write_run(s, head);
   const auto rb = s.load_run(b), rh = s.load_run(h);
   ASSERT_TRUE(rb && rh);

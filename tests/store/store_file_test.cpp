@@ -25,7 +25,8 @@ std::string pragma_text(sqlite3* db, const char* sql) {
   return v;
 }
 
-void raw_exec(const std::string& path, const char* sql) {
+void raw_exec(const std::string& path, const std::string& sql_text) {
+  const char* sql = sql_text.c_str();
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
@@ -97,6 +98,7 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
     write_run(s, test::sample_run());
   }
   raw_exec(path,
+           std::string(test::kUndoAbStep) +
            "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
            "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
            "DROP TABLE profile_names; "
@@ -123,6 +125,7 @@ TEST(Store, MigratesAVersion5StoreGivingEveryRunItsOwnUuid) {
     write_run(s, test::sample_run());  // byte-identical: two runs all the same
   }
   raw_exec(path,
+           std::string(test::kUndoAbStep) +
            "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
            "ALTER TABLE gate_result_events DROP COLUMN via; "
            "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
