@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -77,8 +78,9 @@ int reap(pid_t pid, bool already_signalled) {
   }
 }
 
-void write_stdin(int fd, const std::string& text) {
-  // SIGPIPE when the command never reads stdin and has exited already: ignored for the write.
+// Writes all of `text`; false when the command does not read its stdin (EPIPE: it closed it or
+// is gone). SIGPIPE is ignored for the write, so that a command that exited cannot kill perfgate.
+bool write_all(int fd, std::string_view text) {
   struct sigaction ignore {
   }, old{};
   ignore.sa_handler = SIG_IGN;
@@ -88,23 +90,32 @@ void write_stdin(int fd, const std::string& text) {
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EPIPE / EAGAIN: the command does not read its stdin, which is allowed
+    if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
   sigaction(SIGPIPE, &old, nullptr);
+  return done == text.size();
+}
+
+int take_fd(int& fd) {
+  const int out = fd;
+  fd = -1;
+  return out;
 }
 
 }  // namespace
 
-ProcessOutcome run_process(const ProcessSpec& spec,
-                           const std::function<bool(std::string_view line)>& on_line) {
-  ProcessOutcome out;
-  const auto t0 = Clock::now();
+ChildProcess::ChildProcess(const ProcessSpec& spec) : t0_(Clock::now()) {
+  auto spawn_failed = [&](const std::string& why) {
+    ProcessOutcome o;
+    o.end = ProcessOutcome::End::spawn_failed;
+    o.spawn_error = why;
+    outcome_ = std::move(o);
+  };
   Pipe in, stdout_pipe, stderr_pipe;
   if (!in.ok() || !stdout_pipe.ok() || !stderr_pipe.ok()) {
-    out.end = ProcessOutcome::End::spawn_failed;
-    out.spawn_error = std::string("cannot create pipes: ") + std::strerror(errno);
-    return out;
+    spawn_failed(std::string("cannot create pipes: ") + std::strerror(errno));
+    return;
   }
   const std::vector<std::string> env_strings = child_environment(spec);
   std::vector<char*> envp;
@@ -117,9 +128,8 @@ ProcessOutcome run_process(const ProcessSpec& spec,
 
   const pid_t pid = ::fork();
   if (pid < 0) {
-    out.end = ProcessOutcome::End::spawn_failed;
-    out.spawn_error = std::string("fork failed: ") + std::strerror(errno);
-    return out;
+    spawn_failed(std::string("fork failed: ") + std::strerror(errno));
+    return;
   }
   if (pid == 0) {
     // The supervisor: leader of the command's process group, it outlives perfgate by nothing.
@@ -159,10 +169,13 @@ ProcessOutcome run_process(const ProcessSpec& spec,
       [[maybe_unused]] ssize_t n = ::write(exec_error.fd[1], &err, sizeof err);
       ::_exit(127);
     }
-    // The supervisor holds no pipe end: EOF on stdin and stdout is the command's alone.
+    // The supervisor holds no pipe end: EOF on stdin and stdout is the command's alone. Nor one
+    // of another command perfgate runs at the same time (the other side's worker of `perfgate
+    // ab`), whose stdin would otherwise never reach its end: every descriptor above stderr goes.
     for (int fd : {in.fd[0], in.fd[1], stdout_pipe.fd[0], stdout_pipe.fd[1], stderr_pipe.fd[0],
                    stderr_pipe.fd[1], exec_error.fd[0], exec_error.fd[1]})
       ::close(fd);
+    ::close_range(3, ~0U, 0);
     int status = 0;
     while (::waitpid(shell, &status, 0) < 0 && errno == EINTR) {
     }
@@ -178,105 +191,188 @@ ProcessOutcome run_process(const ProcessSpec& spec,
   int child_errno = 0;
   if (::read(exec_error.fd[0], &child_errno, sizeof child_errno) == sizeof child_errno) {
     reap(pid, false);
-    out.end = ProcessOutcome::End::spawn_failed;
-    out.spawn_error = "cannot run /bin/sh in '" + spec.cwd + "': " + std::strerror(child_errno);
-    return out;
+    spawn_failed("cannot run /bin/sh in '" + spec.cwd + "': " + std::strerror(child_errno));
+    return;
   }
-  write_stdin(in.fd[1], spec.stdin_text);
-  in.close_end(1);
+  pid_ = pid;
+  in_ = take_fd(in.fd[1]);
+  out_ = take_fd(stdout_pipe.fd[0]);
+  err_ = take_fd(stderr_pipe.fd[0]);
+  // A command that never reads its stdin is allowed (a one-shot benchmark need not read it).
+  write(spec.stdin_text);
+}
 
-  const auto deadline = t0 + spec.timeout;
-  std::string line, err_buf;
-  size_t stdout_total = 0;
-  bool out_open = true, err_open = true, stop = false, timed_out = false;
+ChildProcess::~ChildProcess() {
+  if (started() && !outcome_) kill(ProcessOutcome::End::stopped);
+}
+
+bool ChildProcess::write(std::string_view text) {
+  if (in_ < 0) return false;
+  return write_all(in_, text);
+}
+
+void ChildProcess::close_stdin() {
+  if (in_ >= 0) ::close(take_fd(in_));
+}
+
+void ChildProcess::read_stderr() {
   char buf[65536];
-  auto deliver = [&](std::string_view l) {
-    if (!stop && !on_line(l)) stop = true;
-  };
-  while ((out_open || err_open) && !stop) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
+  const ssize_t n = ::read(err_, buf, sizeof buf);
+  if (n < 0 && errno == EINTR) return;
+  if (n <= 0) {
+    ::close(take_fd(err_));
+    return;
+  }
+  err_buf_.append(buf, static_cast<size_t>(n));
+  if (err_buf_.size() > 2 * kStderrTailBytes) err_buf_.erase(0, err_buf_.size() - kStderrTailBytes);
+}
+
+ChildProcess::Read ChildProcess::read_line(std::string& line, Clock::time_point deadline) {
+  bool polled = false;
+  while (true) {
+    // Lines already read are handed out first, even after an overflow was noticed.
+    const size_t nl = pending_.find('\n', pending_head_ + scanned_);
+    if (nl != std::string::npos) {
+      line.assign(pending_, pending_head_, nl - pending_head_);
+      pending_head_ = nl + 1;
+      scanned_ = 0;
+      if (pending_head_ > (1u << 16) && pending_head_ * 2 > pending_.size()) {
+        pending_.erase(0, pending_head_);
+        pending_head_ = 0;
+      }
+      return Read::line;
     }
-    pollfd fds[2] = {{out_open ? stdout_pipe.fd[0] : -1, POLLIN, 0},
-                     {err_open ? stderr_pipe.fd[0] : -1, POLLIN, 0}};
-    const int wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 1000));
-    const int ready = ::poll(fds, 2, wait_ms);
+    scanned_ = pending_.size() - pending_head_;
+    if (!overflow_.empty()) return Read::overflow;
+    if (scanned_ > kMaxLineBytes) {
+      overflow_ = "a stdout line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB";
+      return Read::overflow;
+    }
+    if (out_ < 0) {
+      if (scanned_ == 0) return Read::eof;
+      line.assign(pending_, pending_head_, std::string::npos);
+      pending_.clear();
+      pending_head_ = scanned_ = 0;
+      return Read::line;
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0 && polled) return Read::timed_out;
+    pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
+    const int ready = ::poll(fds, 2, static_cast<int>(std::clamp<int64_t>(left, 0, 1000)));
+    polled = true;
+    if (ready < 0 && errno != EINTR) {
+      ::close(take_fd(out_));  // cannot happen with valid descriptors; read it as the end
+      continue;
+    }
+    if (ready <= 0) {
+      if (left <= 0) return Read::timed_out;
+      continue;
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[65536];
+      const ssize_t n = ::read(out_, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(take_fd(out_));
+      } else {
+        pending_.append(buf, static_cast<size_t>(n));
+        stdout_total_ += static_cast<size_t>(n);
+        if (stdout_total_ > kMaxStdoutBytes)
+          overflow_ = "stdout is longer than " + std::to_string(kMaxStdoutBytes >> 20) + " MiB";
+      }
+    }
+    if (err_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) read_stderr();
+  }
+}
+
+const ProcessOutcome& ChildProcess::wait(Clock::time_point deadline) {
+  if (outcome_) return *outcome_;
+  // Both pipes closed: the shell normally exits at once, but one that closed them (or left a
+  // child holding them) and hangs on is held to the same deadline.
+  while (err_ >= 0 || out_ >= 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return kill(ProcessOutcome::End::timed_out);
+    pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
+    const int ready = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 1000)));
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) continue;
-    if (out_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-      const ssize_t n = ::read(stdout_pipe.fd[0], buf, sizeof buf);
-      if (n <= 0) {
-        out_open = false;
-        if (!line.empty()) deliver(line);
-        line.clear();
-      } else {
-        stdout_total += static_cast<size_t>(n);
-        for (ssize_t i = 0; i < n && !stop; ++i) {
-          if (buf[i] == '\n') {
-            deliver(line);
-            line.clear();
-          } else {
-            line.push_back(buf[i]);
-          }
-        }
-        if (line.size() > kMaxLineBytes) {
-          out.overflow =
-              "a stdout line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB";
-          stop = true;
-        } else if (stdout_total > kMaxStdoutBytes) {
-          out.overflow = "stdout is longer than " + std::to_string(kMaxStdoutBytes >> 20) + " MiB";
-          stop = true;
-        }
-      }
+    if (out_ >= 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      char buf[65536];  // the caller has read every line it wanted: the rest is dropped
+      const ssize_t n = ::read(out_, buf, sizeof buf);
+      if (n == 0 || (n < 0 && errno != EINTR)) ::close(take_fd(out_));
     }
-    if (err_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-      const ssize_t n = ::read(stderr_pipe.fd[0], buf, sizeof buf);
-      if (n <= 0) {
-        err_open = false;
-      } else {
-        err_buf.append(buf, static_cast<size_t>(n));
-        if (err_buf.size() > 2 * kStderrTailBytes)
-          err_buf.erase(0, err_buf.size() - kStderrTailBytes);
-      }
-    }
+    if (err_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) read_stderr();
   }
-  // Both pipes closed: the shell normally exits at once, but one that closed them and hangs on is
-  // held to the same deadline.
   int status = 0;
-  bool reaped = false;
-  while (!stop && !timed_out) {
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) {
-      reaped = true;
-      break;
-    }
-    if (Clock::now() >= deadline)
-      timed_out = true;
-    else
-      ::usleep(10'000);
+  while (true) {
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno != EINTR)) break;
+    if (Clock::now() >= deadline) return kill(ProcessOutcome::End::timed_out);
+    ::usleep(10'000);
   }
-  const bool killed = stop || timed_out;
-  if (killed) kill_group(pid, SIGTERM);
-  if (!reaped) status = reap(pid, killed);
-  kill_group(pid, SIGKILL);  // anything the command left running in its group
-  if (err_buf.size() > kStderrTailBytes) err_buf.erase(0, err_buf.size() - kStderrTailBytes);
-  out.stderr_tail = std::move(err_buf);
-  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (timed_out) {
-    out.end = ProcessOutcome::End::timed_out;
-  } else if (stop) {
-    out.end = ProcessOutcome::End::stopped;
+  end_with(status, std::nullopt);
+  return *outcome_;
+}
+
+const ProcessOutcome& ChildProcess::kill(ProcessOutcome::End why) {
+  if (outcome_) return *outcome_;
+  kill_group(pid_, SIGTERM);
+  end_with(reap(pid_, true), why);
+  return *outcome_;
+}
+
+void ChildProcess::end_with(int status, std::optional<ProcessOutcome::End> why) {
+  kill_group(pid_, SIGKILL);  // anything the command left running in its group
+  // What it wrote to stderr before it ended belongs to the reason; nothing more is waited for.
+  for (int chunks = 0; err_ >= 0 && chunks < 64; ++chunks) {
+    pollfd fd = {err_, POLLIN, 0};
+    if (::poll(&fd, 1, 0) <= 0) break;
+    read_stderr();
+  }
+  for (int* fd : {&in_, &out_, &err_})
+    if (*fd >= 0) ::close(take_fd(*fd));
+  ProcessOutcome o;
+  if (err_buf_.size() > kStderrTailBytes) err_buf_.erase(0, err_buf_.size() - kStderrTailBytes);
+  o.stderr_tail = std::move(err_buf_);
+  o.overflow = overflow_;
+  o.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
+  if (why) {
+    o.end = *why;
   } else if (WIFSIGNALED(status)) {
-    out.end = ProcessOutcome::End::signaled;
-    out.term_signal = WTERMSIG(status);
+    o.end = ProcessOutcome::End::signaled;
+    o.term_signal = WTERMSIG(status);
   } else {
-    out.end = ProcessOutcome::End::exited;
-    out.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    o.end = ProcessOutcome::End::exited;
+    o.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
   }
-  return out;
+  outcome_ = std::move(o);
+}
+
+ProcessOutcome run_process(const ProcessSpec& spec,
+                           const std::function<bool(std::string_view line)>& on_line) {
+  const auto deadline = ChildProcess::Clock::now() + spec.timeout;
+  ChildProcess child(spec);
+  if (!child.started()) return *child.outcome();
+  child.close_stdin();
+  std::string line;
+  while (true) {
+    switch (child.read_line(line, deadline)) {
+      case ChildProcess::Read::line:
+        if (!on_line(line)) return child.kill(ProcessOutcome::End::stopped);
+        // A command that never stops printing is held to the deadline too.
+        if (ChildProcess::Clock::now() >= deadline)
+          return child.kill(ProcessOutcome::End::timed_out);
+        break;
+      case ChildProcess::Read::eof:
+        return child.wait(deadline);
+      case ChildProcess::Read::timed_out:
+        return child.kill(ProcessOutcome::End::timed_out);
+      case ChildProcess::Read::overflow:
+        return child.kill(ProcessOutcome::End::stopped);
+    }
+  }
 }
 
 std::string describe_end(const ProcessOutcome& o) {

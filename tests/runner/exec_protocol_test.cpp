@@ -209,6 +209,52 @@ TEST(ExecProcess, StopsTheCommandWhenTheReaderSaysSo) {
   EXPECT_EQ(seen, 3);
 }
 
+// ---- ChildProcess: an interactive command (a worker of protocol 3) ---------------------------
+
+TEST(ExecProcess, AChildAnswersLineByLineWhileItsStdinStaysOpen) {
+  ChildProcess child(shell("while read l; do echo \"got $l\"; echo \"to stderr $l\" >&2; done"));
+  ASSERT_TRUE(child.started());
+  const auto deadline = ChildProcess::Clock::now() + 20s;
+  std::string line;
+  for (const char* word : {"a", "b"}) {
+    ASSERT_TRUE(child.write(std::string(word) + "\n"));
+    ASSERT_EQ(child.read_line(line, deadline), ChildProcess::Read::line);
+    EXPECT_EQ(line, std::string("got ") + word);
+  }
+  child.close_stdin();
+  EXPECT_EQ(child.read_line(line, deadline), ChildProcess::Read::eof);
+  const ProcessOutcome& out = child.wait(deadline);
+  EXPECT_EQ(out.end, ProcessOutcome::End::exited);
+  EXPECT_EQ(out.exit_status, 0);
+  EXPECT_EQ(out.stderr_tail, "to stderr a\nto stderr b\n");
+}
+
+TEST(ExecProcess, AReadPastItsDeadlineKeepsWhatArrivedForTheNextRead) {
+  ChildProcess child(shell("printf 'half'; read x; echo ' and the rest'"));
+  std::string line;
+  EXPECT_EQ(child.read_line(line, ChildProcess::Clock::now() + 200ms),
+            ChildProcess::Read::timed_out);
+  ASSERT_TRUE(child.write("go\n"));
+  ASSERT_EQ(child.read_line(line, ChildProcess::Clock::now() + 20s), ChildProcess::Read::line);
+  EXPECT_EQ(line, "half and the rest");
+  EXPECT_EQ(child.kill(ProcessOutcome::End::stopped).end, ProcessOutcome::End::stopped);
+}
+
+// Two commands at once (the two sides of `perfgate ab`): the second one's supervisor must not
+// hold the first one's stdin open, or closing it would never reach the first command.
+TEST(ExecProcess, ClosingStdinReachesTheCommandWhileAnotherRuns) {
+  ChildProcess first(shell("cat > /dev/null; echo done"));
+  ChildProcess second(shell("cat > /dev/null"));
+  ASSERT_TRUE(first.started() && second.started());
+  first.close_stdin();
+  std::string line;
+  const auto deadline = ChildProcess::Clock::now() + 10s;
+  ASSERT_EQ(first.read_line(line, deadline), ChildProcess::Read::line);
+  EXPECT_EQ(line, "done");
+  EXPECT_EQ(first.read_line(line, deadline), ChildProcess::Read::eof);
+  EXPECT_EQ(first.wait(deadline).end, ProcessOutcome::End::exited);
+}
+
 TEST(ExecProcess, AMissingDirectoryIsASpawnFailure) {
   ProcessSpec s = shell("true");
   s.cwd = "/nonexistent/perfgate-dir";
