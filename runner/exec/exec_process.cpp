@@ -59,22 +59,34 @@ void kill_group(pid_t pgid, int sig) {
   if (pgid > 0) ::kill(-pgid, sig);
 }
 
-// Waits for the shell itself, escalating to SIGKILL after the grace period.
-int reap(pid_t pid, bool already_signalled) {
+// The whole group, supervisor included, killed; the supervisor reaped. Its wait status.
+int kill_and_reap(pid_t pid) {
+  kill_group(pid, SIGKILL);
   int status = 0;
-  const auto give_up = Clock::now() + std::chrono::seconds(2);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// What the status pipe says by the deadline: the shell's exit code, nothing yet, or that the
+// supervisor is gone without saying it (killed by someone else).
+enum class ShellEnd { exited, running, unknown };
+
+ShellEnd read_exit_code(int fd, Clock::time_point deadline, int& code) {
   while (true) {
-    const pid_t r = ::waitpid(pid, &status, already_signalled ? WNOHANG : 0);
-    if (r == pid) return status;
-    if (r < 0 && errno != EINTR) return status;
-    if (r == 0) {
-      if (Clock::now() >= give_up) {
-        kill_group(pid, SIGKILL);
-        already_signalled = false;  // now block until it is gone
-        continue;
-      }
-      ::usleep(10'000);
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd p = {fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::clamp<int64_t>(left, 0, 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return ShellEnd::unknown;
+    if (ready == 0) {
+      if (left <= 0) return ShellEnd::running;
+      continue;
     }
+    const ssize_t n = ::read(fd, &code, sizeof code);
+    if (n < 0 && errno == EINTR) continue;
+    return n == sizeof code ? ShellEnd::exited : ShellEnd::unknown;
   }
 }
 
@@ -112,8 +124,10 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) : t0_(Clock::now()) {
     o.spawn_error = why;
     outcome_ = std::move(o);
   };
-  Pipe in, stdout_pipe, stderr_pipe;
-  if (!in.ok() || !stdout_pipe.ok() || !stderr_pipe.ok()) {
+  // status_pipe: the supervisor tells the shell's exit code on it, then waits to be killed with
+  // its group, so that it never ends without the group (see below).
+  Pipe in, stdout_pipe, stderr_pipe, status_pipe;
+  if (!in.ok() || !stdout_pipe.ok() || !stderr_pipe.ok() || !status_pipe.ok()) {
     spawn_failed(std::string("cannot create pipes: ") + std::strerror(errno));
     return;
   }
@@ -139,6 +153,7 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) : t0_(Clock::now()) {
     // look like the user interrupting perfgate nor end the supervisor before its shell.
     ::signal(SIGTERM, SIG_IGN);
     ::signal(SIGINT, SIG_IGN);
+    ::signal(SIGPIPE, SIG_IGN);  // a write to the status pipe after perfgate died must not kill it
     ::setpgid(0, 0);
     struct sigaction die {};
     die.sa_handler = kill_own_group;
@@ -171,26 +186,37 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) : t0_(Clock::now()) {
     }
     // The supervisor holds no pipe end: EOF on stdin and stdout is the command's alone. Nor one
     // of another command perfgate runs at the same time (the other side's worker of `perfgate
-    // ab`), whose stdin would otherwise never reach its end: every descriptor above stderr goes.
+    // ab`), whose stdin would otherwise never reach its end: every descriptor above stderr goes
+    // but its end of the status pipe.
+    const int status_fd = status_pipe.fd[1];
     for (int fd : {in.fd[0], in.fd[1], stdout_pipe.fd[0], stdout_pipe.fd[1], stderr_pipe.fd[0],
-                   stderr_pipe.fd[1], exec_error.fd[0], exec_error.fd[1]})
+                   stderr_pipe.fd[1], exec_error.fd[0], exec_error.fd[1], status_pipe.fd[0]})
       ::close(fd);
-    ::close_range(3, ~0U, 0);
+    if (status_fd > 3) ::close_range(3, static_cast<unsigned>(status_fd) - 1, 0);
+    ::close_range(static_cast<unsigned>(status_fd) + 1, ~0U, 0);
     int status = 0;
     while (::waitpid(shell, &status, 0) < 0 && errno == EINTR) {
     }
-    // A shell killed by a signal is reported the way shells report a killed command, 128 + N
-    // (re-raising it here could dump the core of this copy of perfgate).
-    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    // A shell killed by a signal is reported the way shells report a killed command, 128 + N.
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    // perfgate gone (the status pipe has no reader: EPIPE, SIGPIPE being ignored here): the
+    // group goes now, whether or not the parent-death signal has arrived yet.
+    if (::write(status_fd, &code, sizeof code) != sizeof code) kill_own_group(0);
+    // Then it waits to be killed with its group: by perfgate, which kills the group after every
+    // command, or by its own handler when perfgate dies. Exiting here would leave whatever the
+    // command started running if perfgate died at the same moment (a worker's shell ends when
+    // its stdin does, which is when perfgate dies), with nobody left to kill it.
+    while (true) ::pause();
   }
   ::setpgid(pid, pid);  // also here, so the group exists before any kill below
   in.close_end(0);
   stdout_pipe.close_end(1);
   stderr_pipe.close_end(1);
   exec_error.close_end(1);
+  status_pipe.close_end(1);
   int child_errno = 0;
   if (::read(exec_error.fd[0], &child_errno, sizeof child_errno) == sizeof child_errno) {
-    reap(pid, false);
+    kill_and_reap(pid);
     spawn_failed("cannot run /bin/sh in '" + spec.cwd + "': " + std::strerror(child_errno));
     return;
   }
@@ -198,6 +224,7 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) : t0_(Clock::now()) {
   in_ = take_fd(in.fd[1]);
   out_ = take_fd(stdout_pipe.fd[0]);
   err_ = take_fd(stderr_pipe.fd[0]);
+  status_ = take_fd(status_pipe.fd[0]);
   // A command that never reads its stdin is allowed (a one-shot benchmark need not read it).
   write(spec.stdin_text);
 }
@@ -305,33 +332,39 @@ const ProcessOutcome& ChildProcess::wait(Clock::time_point deadline) {
     }
     if (err_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) read_stderr();
   }
-  int status = 0;
-  while (true) {
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_ || (r < 0 && errno != EINTR)) break;
-    if (Clock::now() >= deadline) return kill(ProcessOutcome::End::timed_out);
-    ::usleep(10'000);
+  int code = 0;
+  switch (read_exit_code(status_, deadline, code)) {
+    case ShellEnd::exited:
+      end_with(std::nullopt, code);
+      break;
+    case ShellEnd::running:
+      return kill(ProcessOutcome::End::timed_out);
+    case ShellEnd::unknown:
+      end_with(std::nullopt, std::nullopt);
+      break;
   }
-  end_with(status, std::nullopt);
   return *outcome_;
 }
 
 const ProcessOutcome& ChildProcess::kill(ProcessOutcome::End why) {
   if (outcome_) return *outcome_;
   kill_group(pid_, SIGTERM);
-  end_with(reap(pid_, true), why);
+  int code = 0;  // the shell's end within two seconds, else SIGKILL
+  read_exit_code(status_, Clock::now() + std::chrono::seconds(2), code);
+  end_with(why, std::nullopt);
   return *outcome_;
 }
 
-void ChildProcess::end_with(int status, std::optional<ProcessOutcome::End> why) {
-  kill_group(pid_, SIGKILL);  // anything the command left running in its group
+void ChildProcess::end_with(std::optional<ProcessOutcome::End> why, std::optional<int> exit_code) {
+  // The supervisor and anything the command left running in its group.
+  const int status = kill_and_reap(pid_);
   // What it wrote to stderr before it ended belongs to the reason; nothing more is waited for.
   for (int chunks = 0; err_ >= 0 && chunks < 64; ++chunks) {
     pollfd fd = {err_, POLLIN, 0};
     if (::poll(&fd, 1, 0) <= 0) break;
     read_stderr();
   }
-  for (int* fd : {&in_, &out_, &err_})
+  for (int* fd : {&in_, &out_, &err_, &status_})
     if (*fd >= 0) ::close(take_fd(*fd));
   ProcessOutcome o;
   if (err_buf_.size() > kStderrTailBytes) err_buf_.erase(0, err_buf_.size() - kStderrTailBytes);
@@ -340,7 +373,10 @@ void ChildProcess::end_with(int status, std::optional<ProcessOutcome::End> why) 
   o.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
   if (why) {
     o.end = *why;
-  } else if (WIFSIGNALED(status)) {
+  } else if (exit_code) {
+    o.end = ProcessOutcome::End::exited;
+    o.exit_status = *exit_code;
+  } else if (WIFSIGNALED(status)) {  // the supervisor itself was killed before it could tell
     o.end = ProcessOutcome::End::signaled;
     o.term_signal = WTERMSIG(status);
   } else {

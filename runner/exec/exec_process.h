@@ -97,10 +97,11 @@ class ChildProcess {
 
  private:
   void read_stderr();
-  void end_with(int status, std::optional<ProcessOutcome::End> why);
+  void end_with(std::optional<ProcessOutcome::End> why, std::optional<int> exit_code);
   Clock::time_point t0_;
   int pid_ = -1;  // the supervisor: leader of the process group
   int in_ = -1, out_ = -1, err_ = -1;
+  int status_ = -1;      // the supervisor reports the shell's exit code here
   std::string pending_;  // stdout read but not yet handed out, from pending_head_
   size_t pending_head_ = 0, scanned_ = 0;
   size_t stdout_total_ = 0;
