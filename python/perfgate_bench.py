@@ -14,7 +14,11 @@
     pb.run(cell, prefill, decode_step, engine="my-model", model_info={"param_bytes": ...})
 
 `run` does `cell.warmup` untimed and `cell.reps` timed repetitions of prefill followed by
-`cell.gen_tokens - 1` decode steps, and prints docs/PROTOCOL.md's JSON lines. On CUDA it times
+`cell.gen_tokens - 1` decode steps, and prints docs/PROTOCOL.md's JSON lines. Under `perfgate ab`
+the same script is a worker (protocol 3, docs/PROTOCOL.md "Version 3: worker mode"): `cell()`
+reads only the cell's line, and `run` does the warm-up, prints `ready`, then runs one timed
+repetition per request perfgate writes on stdin, and the profile and `end` when asked for the
+end; the repetition is the same code in both modes. On CUDA it times
 with CUDA events recorded between the calls (one synchronisation per repetition, none between
 steps); on the CPU with time.perf_counter_ns. It imports nothing outside the standard library;
 torch is only touched when the cell's device is CUDA or a profile is asked for (and then it is
@@ -43,8 +47,9 @@ import sys
 import time
 import warnings
 
-PROTOCOL = 2  # the newest protocol this helper speaks; it answers perfgate's own version
+PROTOCOL = 3  # the newest protocol this helper speaks; it answers perfgate's own version
 OLDEST_PROTOCOL = 1
+WORKER_PROTOCOL = 3  # the first version with a worker mode
 
 _proto_fd = None
 
@@ -88,6 +93,12 @@ class Cell:
         # The version both ends speak, and whether perfgate asked for a profile (protocol 2).
         self.protocol = min(int(d.get("protocol", PROTOCOL)), PROTOCOL)
         self.profile = self.protocol >= 2 and bool(d.get("profile", False))
+        # A worker of `perfgate ab` (protocol 3): stdin stays open for perfgate's requests, and
+        # `reps` is the most it may ask for.
+        self.worker = bool(d.get("worker", False))
+        if self.worker and self.protocol < WORKER_PROTOCOL:
+            raise ValueError("perfgate_bench: a worker cell needs protocol %d, the cell says %r"
+                             % (WORKER_PROTOCOL, d.get("protocol")))
         if self.gen_tokens < 1 or self.reps < 1 or self.batch_size < 1 or self.prompt_len < 1:
             raise ValueError("perfgate_bench: the cell has a non-positive size: %r" % (d,))
 
@@ -117,11 +128,13 @@ def cell(argv=None):
 
     Outside perfgate (a developer trying the script) every variable may be given by hand; the
     defaults then are batch 1, prompt 16, 8 tokens, 1 warm-up, 3 repetitions, cpu, fp32.
+    A worker (PERFGATE_WORKER=on) reads only the cell's line: stdin stays open for requests.
     """
     _protocol_fd()
     text = ""
+    worker_env = os.environ.get("PERFGATE_WORKER", "off") == "on"
     if not sys.stdin.isatty():
-        text = sys.stdin.read()
+        text = sys.stdin.readline() if worker_env else sys.stdin.read()
     if text.strip():
         d = json.loads(text)
     else:
@@ -142,6 +155,7 @@ def cell(argv=None):
             "repo": e.get("PERFGATE_REPO", os.getcwd()),
             "protocol": _env_int("PERFGATE_PROTOCOL", PROTOCOL),
             "profile": e.get("PERFGATE_PROFILE", "off") == "on",
+            "worker": worker_env,
         }
     proto = int(d.get("protocol", PROTOCOL))
     if proto > PROTOCOL or proto < OLDEST_PROTOCOL:
@@ -222,34 +236,92 @@ def _is_oom(exc):
     return isinstance(exc, MemoryError) or name == "OutOfMemoryError" or "out of memory" in str(exc)
 
 
+class _Repetition:
+    """One repetition, timed: `setup()` untimed (when given), the prefill, then each decode step,
+    with the clock marked between the calls. The one-shot and the worker mode both time through
+    `once()`, so a sample means the same whichever mode produced it."""
+
+    def __init__(self, c, prefill, decode_step, setup=None):
+        self.steps = c.gen_tokens - 1
+        if _is_cuda(c.device):
+            torch = sys.modules.get("torch")
+            if torch is None:
+                import torch  # noqa: F811  (only on CUDA; the CPU path needs no torch)
+            self.clock = _CudaClock(self.steps + 2, torch)
+        else:
+            self.clock = _CpuClock(self.steps + 2)
+        self.prefill, self.decode_step, self.setup = prefill, decode_step, setup
+
+    def once(self):
+        """(prefill_ms, [decode_ms, ...]) of one repetition."""
+        if self.setup is not None:
+            self.setup()
+        mark, decode_step = self.clock.mark, self.decode_step
+        mark(0)
+        self.prefill()
+        mark(1)
+        for i in range(self.steps):
+            decode_step(i)
+            mark(i + 2)
+        iv = self.clock.intervals_ms()
+        return iv[0], iv[1:]
+
+
 def measure(c, prefill, decode_step, setup=None):
     """The timed repetitions as [(prefill_ms, [decode_ms, ...]), ...] (no output).
 
     `setup()`, when given, runs untimed before every repetition (e.g. a fresh prompt).
     """
-    steps = c.gen_tokens - 1
-    if _is_cuda(c.device):
-        torch = sys.modules.get("torch")
-        if torch is None:
-            import torch  # noqa: F811  (only on CUDA; the CPU path needs no torch)
-        clock = _CudaClock(steps + 2, torch)
-    else:
-        clock = _CpuClock(steps + 2)
-    out = []
-    for rep in range(c.warmup + c.reps):
-        if setup is not None:
-            setup()
-        mark = clock.mark
-        mark(0)
-        prefill()
-        mark(1)
-        for i in range(steps):
-            decode_step(i)
-            mark(i + 2)
-        iv = clock.intervals_ms()
-        if rep >= c.warmup:
-            out.append((iv[0], iv[1:]))
-    return out
+    rep = _Repetition(c, prefill, decode_step, setup)
+    for _ in range(c.warmup):
+        rep.once()
+    return [rep.once() for _ in range(c.reps)]
+
+
+def _rep_line(i, sample):
+    p, d = sample
+    bad = [x for x in [p] + d if not (math.isfinite(x) and x > 0)]
+    if bad:
+        raise RuntimeError("repetition %d has a non-positive or non-finite time %r" % (i, bad[0]))
+    return {"type": "rep", "rep": i, "prefill_ms": p, "decode_ms": d}
+
+
+def _request():
+    """perfgate's next request on stdin (worker mode), or None when stdin ended: perfgate went
+    away, or gave up on this worker."""
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return None
+        if line.strip():
+            break
+    try:
+        req = json.loads(line)
+    except ValueError:
+        raise RuntimeError("perfgate_bench: a request that is not JSON: %r" % line[:80])
+    if not isinstance(req, dict):
+        raise RuntimeError("perfgate_bench: a request that is not a JSON object: %r" % line[:80])
+    return req
+
+
+def _serve(c, rep):
+    """Worker mode after the warm-up: one timed repetition per `rep` request, in order, until the
+    `end` request (True) or the end of stdin (False)."""
+    done = 0
+    while True:
+        req = _request()
+        if req is None:
+            return False
+        op = req.get("op")
+        if op == "end" and set(req) == {"op"}:
+            return True
+        if op != "rep" or set(req) != {"op", "rep"}:
+            raise RuntimeError("perfgate_bench: an unknown request %s" % json.dumps(req)[:200])
+        if req["rep"] != done or done >= c.reps:
+            raise RuntimeError("perfgate_bench: asked for repetition %r, expected %d (of at most "
+                               "%d)" % (req["rep"], done, c.reps))
+        _emit(_rep_line(done, rep.once()))
+        done += 1
 
 
 def run(c, prefill, decode_step, engine, versions=None, model_info=None, setup=None,
@@ -261,6 +333,10 @@ def run(c, prefill, decode_step, engine, versions=None, model_info=None, setup=N
     model_info: optional facts for MBU/MFU and the table: display_name, param_bytes,
     flops_per_token, kv_bytes_per_token, vocab, context. peak_alloc_bytes: a callable giving the
     peak device memory of the timed repetitions; on CUDA torch.cuda.max_memory_allocated is used.
+
+    A worker cell (`perfgate ab`) is served the same way, one repetition per request: warm-up,
+    `ready`, then the requests; when stdin ends before the end request (perfgate went away), the
+    process exits at once.
     """
     hello = {"type": "hello", "protocol": c.protocol, "engine": engine,
              "versions": _versions(versions)}
@@ -271,12 +347,17 @@ def run(c, prefill, decode_step, engine, versions=None, model_info=None, setup=N
     try:
         if torch is not None:
             torch.cuda.reset_peak_memory_stats()
-        samples = measure(c, prefill, decode_step, setup)
-        for i, (p, d) in enumerate(samples):
-            bad = [x for x in [p] + d if not (math.isfinite(x) and x > 0)]
-            if bad:
-                raise RuntimeError("repetition %d has a non-positive or non-finite time %r" % (i, bad[0]))
-            _emit({"type": "rep", "rep": i, "prefill_ms": p, "decode_ms": d})
+        if c.worker:
+            rep = _Repetition(c, prefill, decode_step, setup)
+            for _ in range(c.warmup):
+                rep.once()
+            _emit({"type": "ready"})
+            if not _serve(c, rep):
+                raise SystemExit("perfgate_bench: stdin ended before the end request (perfgate "
+                                 "went away); exiting")
+        else:
+            for i, sample in enumerate(measure(c, prefill, decode_step, setup)):
+                _emit(_rep_line(i, sample))
         end = {"type": "end"}
         # Read before the profiled sequence, so that its allocations never count.
         peak = peak_alloc_bytes() if peak_alloc_bytes else (

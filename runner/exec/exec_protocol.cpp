@@ -73,7 +73,7 @@ ModelFacts read_facts(const json& m, int line) {
   return f;
 }
 
-EngineInfo read_hello(const json& j, int line) {
+EngineInfo read_hello(const json& j, int line, ProtocolMode mode) {
   LineCheck c(j, line);
   c.only_keys({"type", "protocol", "engine", "versions", "model"}, "hello");
   const std::string spoken =
@@ -86,6 +86,11 @@ EngineInfo read_hello(const json& j, int line) {
            ")");
   EngineInfo e;
   e.protocol = proto->get<int>();
+  if (mode == ProtocolMode::worker && e.protocol < kWorkerProtocolVersion)
+    c.fail("the benchmark speaks protocol " + std::to_string(e.protocol) +
+           ", which has no worker mode: `perfgate ab` needs protocol " +
+           std::to_string(kWorkerProtocolVersion) +
+           " (python/perfgate_bench.py of this perfgate speaks it)");
   e.name = c.text("engine", true);
   if (const json* v = c.find("versions")) {
     if (!v->is_object()) c.fail("\"versions\" must be an object of strings");
@@ -128,14 +133,29 @@ void ProtocolReader::feed(std::string_view raw) {
   }
   if (state_ == State::want_hello) {
     if (type != "hello") c.fail("the first line must be the hello line, got a " + type + " line");
-    engine_ = read_hello(j, line);
+    engine_ = read_hello(j, line, mode_);
     protocol_ = engine_->protocol;
-    state_ = State::want_rep;
+    state_ = mode_ == ProtocolMode::worker ? State::want_ready : State::want_rep;
     return;
   }
   if (type == "hello") c.fail("a second hello line");
+  const bool worker = mode_ == ProtocolMode::worker;
+  if (type == "ready") {
+    if (!worker) c.fail("a ready line, which only a worker prints (protocol 3, `perfgate ab`)");
+    if (state_ != State::want_ready) c.fail("a second ready line");
+    c.only_keys({"type"}, "ready");
+    state_ = State::want_rep;
+    return;
+  }
+  if (state_ == State::want_ready)
+    c.fail("the line after the hello line must be the ready line (once the warm-up ran), got a " +
+           type + " line");
   if (type == "rep") {
     c.only_keys({"type", "rep", "prefill_ms", "decode_ms"}, "rep");
+    if (worker && asked_ != Asked::rep)
+      c.fail(
+          "a rep line perfgate did not ask for (a worker prints one in answer to each rep "
+          "request)");
     const size_t expected = reps_seen();
     if (expected >= static_cast<size_t>(reps_))
       c.fail("more than the " + std::to_string(reps_) + " repetitions asked for (PERFGATE_REPS)");
@@ -159,8 +179,13 @@ void ProtocolReader::feed(std::string_view raw) {
       decode.push_back(positive((*d)[i], "decode_ms[" + std::to_string(i) + "]", line));
     samples_.prefill_ms.push_back(prefill);
     samples_.decode_ms.push_back(std::move(decode));
+    asked_ = Asked::nothing;
     return;
   }
+  if (worker && asked_ != Asked::end && (type == "profile" || type == "end"))
+    c.fail((type == "end" ? "an end" : "a profile") +
+           std::string(" line before perfgate asked for the end (a worker prints it in answer to "
+                       "the end request)"));
   if (type == "profile") {
     if (protocol_ < 2)
       c.fail("a profile line needs protocol 2 (the hello line said " + std::to_string(protocol_) +
@@ -184,7 +209,15 @@ void ProtocolReader::feed(std::string_view raw) {
     state_ = State::done;
     return;
   }
-  c.fail("unknown line type \"" + type + "\" (expected hello, rep, profile, end, oom or error)");
+  c.fail("unknown line type \"" + type + "\" (expected hello, " + (worker ? "ready, " : "") +
+         "rep, profile, end, oom or error)");
+}
+
+void ProtocolReader::asked_rep() { asked_ = Asked::rep; }
+
+void ProtocolReader::asked_end() {
+  asked_ = Asked::end;
+  reps_ = static_cast<int>(reps_seen());
 }
 
 }  // namespace pg::exec

@@ -1,6 +1,7 @@
 // The JSON-lines protocol an `--exec` benchmark prints on stdout (docs/PROTOCOL.md), read one
-// line at a time and validated as it arrives. LibTorch-free and pure, so every rule is tested on
-// hand-written lines.
+// line at a time and validated as it arrives: one set of rules for a one-shot run and for a
+// worker (protocol 3), which answers perfgate's requests one line each. LibTorch-free and pure,
+// so every rule is tested on hand-written lines.
 #pragma once
 #include <map>
 #include <optional>
@@ -13,10 +14,18 @@
 
 namespace pg::exec {
 
-// The newest version perfgate speaks (what the cell's `protocol` says) and the oldest whose
-// hello line it still accepts. Version 2 adds the optional `profile` line.
-inline constexpr int kProtocolVersion = 2;
+// The newest version perfgate speaks and the oldest whose hello line it still accepts. Version 2
+// adds the optional `profile` line, version 3 the worker mode (`perfgate ab`). A one-shot cell
+// says version 2, the newest with nothing new for it, so that a helper of version 2 keeps
+// working; a worker's cell says 3.
+inline constexpr int kProtocolVersion = 3;
+inline constexpr int kOneShotProtocolVersion = 2;
+inline constexpr int kWorkerProtocolVersion = 3;
 inline constexpr int kOldestProtocolVersion = 1;
+
+// One-shot: the program prints all its lines and exits. Worker: stdin stays open, a `ready`
+// line follows the hello, and every rep / profile / end line answers a request of perfgate's.
+enum class ProtocolMode { one_shot, worker };
 
 // Optional facts about the model, for MBU / MFU and the table; absent = those metrics are null.
 struct ModelFacts {
@@ -47,15 +56,24 @@ class ProtocolReader {
  public:
   // `profile_asked`: the cell asked for a profile (docs/PROTOCOL.md, "The profile line"); a
   // profile line is refused otherwise.
-  ProtocolReader(int reps, int gen_tokens, bool profile_asked = false)
-      : reps_(reps), gen_tokens_(gen_tokens), profile_asked_(profile_asked) {}
+  // `reps`: one-shot, the repetitions to print; worker, the most perfgate may ask for.
+  ProtocolReader(int reps, int gen_tokens, bool profile_asked = false,
+                 ProtocolMode mode = ProtocolMode::one_shot)
+      : reps_(reps), gen_tokens_(gen_tokens), profile_asked_(profile_asked), mode_(mode) {}
 
   // One stdout line. Blank lines are skipped; anything else must be a protocol line in its
   // place: hello first, then `reps` rep lines in order, then (protocol 2, when asked) at most
-  // one profile line, then end (or oom / error at any point). Throws ProtocolError.
+  // one profile line, then end (or oom / error at any point). A worker prints `ready` after its
+  // hello, and each rep line, and the profile and end lines, only as the answer to a request
+  // (asked_rep, asked_end). Throws ProtocolError.
   void feed(std::string_view line);
 
-  enum class State { want_hello, want_rep, done };
+  // Worker mode: perfgate asked for the next repetition (number reps_seen()), or for the end;
+  // the rep lines seen so far are then all there will be.
+  void asked_rep();
+  void asked_end();
+
+  enum class State { want_hello, want_ready, want_rep, done };
   State state() const { return state_; }
   int lines() const { return line_no_; }
   size_t reps_seen() const { return samples_.prefill_ms.size(); }
@@ -76,6 +94,9 @@ class ProtocolReader {
  private:
   int reps_, gen_tokens_;
   bool profile_asked_;
+  ProtocolMode mode_;
+  enum class Asked { nothing, rep, end };
+  Asked asked_ = Asked::nothing;  // worker mode: the request an answer is due for
   int protocol_ = 0;
   std::optional<CellProfile> profile_;
   int line_no_ = 0;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "runner/exec/exec_cell.h"
 #include "runner/exec/exec_protocol.h"
 #include "runner/measurer.h"
 
@@ -17,11 +18,6 @@ struct ExecSettings {
   double timeout_s = 900;   // per cell
   std::string device_name;  // the GPU's name from the fingerprint (for MBU / MFU peaks)
 };
-
-// The cell as the command receives it: the environment variables and the stdin JSON text.
-std::map<std::string, std::string> cell_environment(const CellKey& key, const MeasureOptions& opt,
-                                                    const std::string& repo_dir);
-std::string cell_json(const CellKey& key, const MeasureOptions& opt, const std::string& repo_dir);
 
 // The user's benchmark as the sweep's measurer (runner/measurer.h): one run of the command a cell.
 class ExecMeasurer final : public Measurer {

@@ -83,10 +83,12 @@ TEST(ExecProtocol, NamesTheLineAndTheReasonOfEveryViolation) {
   EXPECT_EQ(protocol_error({kHello, R"({"type":"rep","rep":0,"prefill_ms":1,"decode_ms":[1,1],)"
                                     R"("peak_mem":5})"}),
             "stdout line 2: unknown key \"peak_mem\" in a rep line");
-  EXPECT_EQ(protocol_error({R"({"type":"hello","protocol":3,"engine":"x"})"}),
-            "stdout line 1: protocol 3 is not one this perfgate speaks (it speaks 1 to 2)");
+  EXPECT_EQ(protocol_error({R"({"type":"hello","protocol":4,"engine":"x"})"}),
+            "stdout line 1: protocol 4 is not one this perfgate speaks (it speaks 1 to 3)");
   EXPECT_EQ(protocol_error({R"({"type":"hello","protocol":0,"engine":"x"})"}),
-            "stdout line 1: protocol 0 is not one this perfgate speaks (it speaks 1 to 2)");
+            "stdout line 1: protocol 0 is not one this perfgate speaks (it speaks 1 to 3)");
+  EXPECT_EQ(protocol_error({kHello, R"({"type":"ready"})"}),
+            "stdout line 2: a ready line, which only a worker prints (protocol 3, `perfgate ab`)");
   EXPECT_EQ(protocol_error({R"({"type":"hello","protocol":1})"}),
             "stdout line 1: \"engine\" is missing");
   EXPECT_EQ(
@@ -96,6 +98,90 @@ TEST(ExecProtocol, NamesTheLineAndTheReasonOfEveryViolation) {
   EXPECT_EQ(protocol_error({kHello, R"({"type":"done"})"}),
             "stdout line 2: unknown line type \"done\" (expected hello, rep, profile, end, oom or "
             "error)");
+}
+
+// ---- worker mode (protocol 3): a ready line, then one answer per request ----------------------
+
+const char* kHello3 = R"({"type":"hello","protocol":3,"engine":"demo"})";
+const char* kReady = R"({"type":"ready"})";
+
+TEST(ExecProtocol, AWorkerAnswersEachRequestWithOneLine) {
+  ProtocolReader r(10, 3, false, ProtocolMode::worker);
+  r.feed(kHello3);
+  EXPECT_EQ(r.state(), ProtocolReader::State::want_ready);
+  r.feed("");
+  r.feed(kReady);
+  EXPECT_EQ(r.state(), ProtocolReader::State::want_rep);
+  for (int i = 0; i < 2; ++i) {
+    r.asked_rep();
+    r.feed(rep(i));
+  }
+  r.asked_end();  // 2 of at most 10: the end comes when perfgate says so
+  r.feed(R"({"type":"end","peak_alloc_bytes":2048})");
+  EXPECT_EQ(r.state(), ProtocolReader::State::done);
+  EXPECT_EQ(r.samples().prefill_ms.size(), 2u);
+  EXPECT_EQ(*r.peak_alloc_bytes(), 2048);
+}
+
+// The ProtocolError of a worker's `lines` (reps at most 2, gen_tokens 3), perfgate asking for the
+// next repetition before each line after the ready line ("end" asks for the end), or "".
+std::string worker_error(const std::vector<std::string>& lines) {
+  ProtocolReader r(2, 3, false, ProtocolMode::worker);
+  try {
+    for (const auto& l : lines) {
+      if (l == "end") {
+        r.asked_end();
+        continue;
+      }
+      if (l == "rep") {
+        r.asked_rep();
+        continue;
+      }
+      r.feed(l);
+    }
+  } catch (const ProtocolError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ExecProtocol, AWorkersLinesFollowTheSameRulesAndAnswerOnlyWhatWasAsked) {
+  EXPECT_EQ(
+      worker_error({kHello3, kReady, "rep", rep(0), "rep", rep(1), "end", R"({"type":"end"})"}),
+      "");
+  EXPECT_EQ(worker_error({kHello}),
+            "stdout line 1: the benchmark speaks protocol 1, which has no worker mode: `perfgate "
+            "ab` needs protocol 3 (python/perfgate_bench.py of this perfgate speaks it)");
+  EXPECT_EQ(worker_error({kHello3, R"({"type":"ready","warm":1})"}),
+            "stdout line 2: unknown key \"warm\" in a ready line");
+  EXPECT_EQ(worker_error({kHello3, "rep", rep(0)}),
+            "stdout line 2: the line after the hello line must be the ready line (once the "
+            "warm-up ran), got a rep line");
+  EXPECT_EQ(worker_error({kHello3, kReady, kReady}), "stdout line 3: a second ready line");
+  EXPECT_EQ(worker_error({kHello3, kReady, rep(0)}),
+            "stdout line 3: a rep line perfgate did not ask for (a worker prints one in answer to "
+            "each rep request)");
+  EXPECT_EQ(worker_error({kHello3, kReady, "rep", rep(0), rep(1)}),
+            "stdout line 4: a rep line perfgate did not ask for (a worker prints one in answer to "
+            "each rep request)");
+  EXPECT_EQ(worker_error({kHello3, kReady, "rep", rep(1)}),
+            "stdout line 3: \"rep\" must be 0 (repetitions are numbered from 0, in order), got 1");
+  EXPECT_EQ(worker_error({kHello3, kReady, "rep", rep(0, "[1]")}),
+            "stdout line 3: decode_ms has 1 entries, expected 2 (gen-tokens 3 = 1 + 2 decode "
+            "steps)");
+  EXPECT_EQ(worker_error({kHello3, kReady, "rep", rep(0), R"({"type":"end"})"}),
+            "stdout line 4: an end line before perfgate asked for the end (a worker prints it in "
+            "answer to the end request)");
+  EXPECT_EQ(worker_error({kHello3, kReady, "end", R"({"type":"end","peak":1})"}),
+            "stdout line 3: unknown key \"peak\" in a end line");
+  // The profile line needs the cell to ask for one, as in a one-shot run.
+  EXPECT_EQ(worker_error({kHello3, kReady, "end", R"({"type":"profile"})"}),
+            "stdout line 3: a profile line, but perfgate asked for none (the cell's profile is "
+            "off)");
+  EXPECT_EQ(worker_error({kHello3, kReady, "rep", rep(0), "end", R"({"type":"end"})", kReady}),
+            "stdout line 5: output after the last (end) line");
+  // oom and error may come instead of any answer, the warm-up's included.
+  EXPECT_EQ(worker_error({kHello3, R"({"type":"oom","reason":"warm-up"})"}), "");
 }
 
 TEST(ExecProtocol, TheBenchmarkMayReportItsOwnOutOfMemory) {
@@ -207,6 +293,52 @@ TEST(ExecProcess, StopsTheCommandWhenTheReaderSaysSo) {
                                [&](std::string_view) { return ++seen < 3; });
   EXPECT_EQ(out.end, ProcessOutcome::End::stopped);
   EXPECT_EQ(seen, 3);
+}
+
+// ---- ChildProcess: an interactive command (a worker of protocol 3) ---------------------------
+
+TEST(ExecProcess, AChildAnswersLineByLineWhileItsStdinStaysOpen) {
+  ChildProcess child(shell("while read l; do echo \"got $l\"; echo \"to stderr $l\" >&2; done"));
+  ASSERT_TRUE(child.started());
+  const auto deadline = ChildProcess::Clock::now() + 20s;
+  std::string line;
+  for (const char* word : {"a", "b"}) {
+    ASSERT_TRUE(child.write(std::string(word) + "\n"));
+    ASSERT_EQ(child.read_line(line, deadline), ChildProcess::Read::line);
+    EXPECT_EQ(line, std::string("got ") + word);
+  }
+  child.close_stdin();
+  EXPECT_EQ(child.read_line(line, deadline), ChildProcess::Read::eof);
+  const ProcessOutcome& out = child.wait(deadline);
+  EXPECT_EQ(out.end, ProcessOutcome::End::exited);
+  EXPECT_EQ(out.exit_status, 0);
+  EXPECT_EQ(out.stderr_tail, "to stderr a\nto stderr b\n");
+}
+
+TEST(ExecProcess, AReadPastItsDeadlineKeepsWhatArrivedForTheNextRead) {
+  ChildProcess child(shell("printf 'half'; read x; echo ' and the rest'"));
+  std::string line;
+  EXPECT_EQ(child.read_line(line, ChildProcess::Clock::now() + 200ms),
+            ChildProcess::Read::timed_out);
+  ASSERT_TRUE(child.write("go\n"));
+  ASSERT_EQ(child.read_line(line, ChildProcess::Clock::now() + 20s), ChildProcess::Read::line);
+  EXPECT_EQ(line, "half and the rest");
+  EXPECT_EQ(child.kill(ProcessOutcome::End::stopped).end, ProcessOutcome::End::stopped);
+}
+
+// Two commands at once (the two sides of `perfgate ab`): the second one's supervisor must not
+// hold the first one's stdin open, or closing it would never reach the first command.
+TEST(ExecProcess, ClosingStdinReachesTheCommandWhileAnotherRuns) {
+  ChildProcess first(shell("cat > /dev/null; echo done"));
+  ChildProcess second(shell("cat > /dev/null"));
+  ASSERT_TRUE(first.started() && second.started());
+  first.close_stdin();
+  std::string line;
+  const auto deadline = ChildProcess::Clock::now() + 10s;
+  ASSERT_EQ(first.read_line(line, deadline), ChildProcess::Read::line);
+  EXPECT_EQ(line, "done");
+  EXPECT_EQ(first.read_line(line, deadline), ChildProcess::Read::eof);
+  EXPECT_EQ(first.wait(deadline).end, ProcessOutcome::End::exited);
 }
 
 TEST(ExecProcess, AMissingDirectoryIsASpawnFailure) {

@@ -109,9 +109,15 @@ class Helper(unittest.TestCase):
         self.assertEqual(len(reps[0]["decode_ms"]), 2)
 
     def test_a_newer_protocol_is_refused(self):
-        p, lines = self.bench(json.dumps(cell(protocol=3)))
+        p, lines = self.bench(json.dumps(cell(protocol=4)))
         self.assertNotEqual(p.returncode, 0)
-        self.assertIn("perfgate speaks protocol 3, this helper 1 to 2", p.stderr)
+        self.assertIn("perfgate speaks protocol 4, this helper 1 to 3", p.stderr)
+
+    def test_a_one_shot_cell_of_protocol_3_is_answered_as_before(self):
+        p, lines = self.bench(json.dumps(cell(protocol=3)))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(lines[0]["protocol"], 3)
+        self.assertEqual([l["type"] for l in lines], ["hello", "rep", "rep", "rep", "end"])
 
     def test_asked_for_a_profile_it_prints_one_after_the_repetitions(self):
         p, lines = self.bench(json.dumps(cell(protocol=2, profile=True)))
@@ -134,6 +140,94 @@ class Helper(unittest.TestCase):
             self.assertEqual(lines[0]["protocol"], c["protocol"])
             self.assertNotIn("profile", [l["type"] for l in lines])
             self.assertIn("calls 25", p.stderr)
+
+    # ---- worker mode (protocol 3, `perfgate ab`): the same script, one repetition per request
+
+    def worker(self, fail_at=None, error="ValueError('bad step')", **over):
+        """The script started as perfgate starts a worker: the cell's line on stdin, which stays
+        open; returns the process, its requests written and its lines read by the caller."""
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "bench.py")
+        with open(path, "w") as f:
+            f.write(BENCH.format(helper=os.path.join(ROOT, "python"), fail_at=fail_at, error=error))
+        c = cell(protocol=3, worker=True, **over)
+        env = dict(os.environ, PERFGATE_WORKER="on", PERFGATE_PROTOCOL="3")
+        p = subprocess.Popen([sys.executable, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        p.stdin.write(json.dumps(c) + "\n")
+        p.stdin.flush()
+        return p
+
+    @staticmethod
+    def ask(p, request):
+        p.stdin.write(json.dumps(request) + "\n")
+        p.stdin.flush()
+
+    @staticmethod
+    def answer(p):
+        line = p.stdout.readline()
+        return json.loads(line) if line else None
+
+    def test_a_worker_answers_one_repetition_per_request_then_the_end(self):
+        p = self.worker(reps=5, warmup=2)
+        hello = self.answer(p)
+        self.assertEqual((hello["type"], hello["protocol"], hello["engine"]), ("hello", 3, "toy"))
+        self.assertEqual(self.answer(p), {"type": "ready"})
+        for i in range(3):  # fewer than reps: perfgate decides when to end
+            self.ask(p, {"op": "rep", "rep": i})
+            r = self.answer(p)
+            self.assertEqual((r["type"], r["rep"], len(r["decode_ms"])), ("rep", i, 4))
+            self.assertTrue(all(v > 0 for v in [r["prefill_ms"]] + r["decode_ms"]))
+        self.ask(p, {"op": "end"})
+        self.assertEqual(self.answer(p), {"type": "end"})
+        self.assertIsNone(self.answer(p))  # nothing after end
+        p.stdin.close()
+        self.assertEqual(p.wait(timeout=60), 0)
+        stderr = p.stderr.read()
+        # 2 warm-up and 3 timed repetitions of 1 prefill + 4 steps; the stray print on stderr.
+        self.assertIn("calls 25", stderr)
+        self.assertIn("a stray print from model code", stderr)
+
+    def test_a_worker_profiles_after_its_repetitions_when_asked_for_the_end(self):
+        p = self.worker(reps=3, warmup=1, profile=True)
+        self.assertEqual([self.answer(p)["type"] for _ in range(2)], ["hello", "ready"])
+        self.ask(p, {"op": "rep", "rep": 0})
+        self.assertEqual(self.answer(p)["type"], "rep")
+        self.ask(p, {"op": "end"})
+        prof, end = self.answer(p), self.answer(p)
+        self.assertEqual((prof["type"], end["type"]), ("profile", "end"))
+        self.assertEqual(prof["profiler"], "torch.profiler", prof.get("note"))
+        self.assertEqual([s["step"] for s in prof["steps"]], [-1, 0, 1, 2, 3])
+        p.stdin.close()
+        self.assertEqual(p.wait(timeout=60), 0)
+        self.assertIn("calls 15", p.stderr.read())  # 1 warm-up, 1 timed, 1 profiled
+
+    def test_a_worker_exits_when_stdin_ends_before_the_end_request(self):
+        p = self.worker()
+        self.assertEqual([self.answer(p)["type"] for _ in range(2)], ["hello", "ready"])
+        p.stdin.close()  # perfgate went away
+        self.assertNotEqual(p.wait(timeout=60), 0)
+        stderr = p.stderr.read()
+        self.assertIn("stdin ended before the end request", stderr)
+        self.assertNotIn("calls", stderr)  # the script's code after run() did not run
+
+    def test_a_worker_refuses_a_request_out_of_order(self):
+        p = self.worker()
+        self.assertEqual([self.answer(p)["type"] for _ in range(2)], ["hello", "ready"])
+        self.ask(p, {"op": "rep", "rep": 1})
+        self.assertEqual(self.answer(p), {
+            "type": "error",
+            "reason": "RuntimeError: perfgate_bench: asked for repetition 1, expected 0 (of at most 3)"})
+        self.assertNotEqual(p.wait(timeout=60), 0)
+
+    def test_a_worker_that_fails_in_its_warm_up_reports_it_instead_of_ready(self):
+        p = self.worker(fail_at=1, error="MemoryError('no room')")
+        self.assertEqual(self.answer(p)["type"], "hello")
+        self.assertEqual(self.answer(p), {"type": "oom", "reason": "MemoryError: no room"})
+        p.stdin.close()
+        self.assertEqual(p.wait(timeout=60), 0)
 
     def test_perfgate_stores_what_the_helper_prints(self):
         d = tempfile.mkdtemp()
