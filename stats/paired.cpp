@@ -82,7 +82,7 @@ std::optional<PairedEstimate> paired_test(const std::vector<AbBlocks>& runs, dou
     const double s2 = sum_sq_dev(run_means, e.log_ratio) / e.df;
     const double within_part = msw * inv_blocks / e.ab_runs;  // mean of msw / b_j
     e.ab_run_sd = std::sqrt(std::max(0.0, s2 - within_part));
-    var_unit = std::max(s2, within_part);
+    var_unit = s2;
     units = e.ab_runs;
   }
   e.ratio = std::exp(e.log_ratio);

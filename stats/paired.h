@@ -36,9 +36,8 @@ AbBlocks abba_blocks(const AbPairs& pairs);
 //    holds within the A/B run: a difference between the two worker processes themselves (one per
 //    side) is taken as the code's.
 //  - k >= 2: the unit is the A/B run (its mean block log ratio); one-sample t on the k run means,
-//    df = k - 1, exact whatever the variance between A/B runs. The variance of a run mean is
-//    floored at its within-run part (pooled block variance / blocks), which only makes the test
-//    more conservative. docs/STATISTICS.md says why k = 2 is not combined further.
+//    df = k - 1, exact whatever the variance between A/B runs. docs/STATISTICS.md says why the
+//    within-run variance is not combined into it (not even at k = 2).
 struct PairedEstimate {
   int ab_runs = 0, blocks = 0, pairs = 0;  // A/B runs and blocks that gave units; pairs in them
   std::string unit;                        // "block" | "ab-run"
