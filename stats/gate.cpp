@@ -274,6 +274,17 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
   if (w.pairing.paired) {
     r.design = "paired";
     r.ab_runs = static_cast<int>(w.pairing.ab_runs.size());
+    if (r.ab_runs == 1)
+      r.warnings.push_back(
+          "ONE A/B RUN: drift shared by base and head cancels in each pair, but the two worker "
+          "processes (one a side) are not replicated, so a difference between them counts as "
+          "the code's (perfgate-sim: a worker effect of half the run-to-run sd gives 25% A/A "
+          "false alarms). 3 or more A/B runs make the A/B run the unit, which includes it.");
+    else if (r.ab_runs == 2)
+      r.warnings.push_back(
+          "TWO A/B RUNS: the A/B run is the unit, so the paired test has df 1 and is nearly "
+          "blind (its critical t is 382 at 0.01 over 12 cells); 3 or more A/B runs, or one judged "
+          "alone, see more.");
   } else if (!w.pairing.why_not.empty()) {
     r.warnings.push_back("NOT PAIRED: the runs are not judged as A/B pairs (" + w.pairing.why_not +
                          "), so the unpaired rule decides, with the run-to-run drift that pairing "
