@@ -123,7 +123,8 @@ void print_ab_study(const GateOptions& base_opt, int gates, int bisect_gates, ui
   GateOptions opt = base_opt;
   opt.metrics = {"tpot_ms"};
   std::printf(
-      "perfgate-sim, the paired-design study: %d cells, alpha %.2g %s, min_effect %.2g, power %.2g, seed %llu; "
+      "perfgate-sim, the paired-design study: %d cells, alpha %.2g %s, min_effect %.2g, power "
+      "%.2g, seed %llu; "
       "the same repetition budget in every design (30 repetitions of each cell a side)\n\n",
       kCells, opt.alpha, opt.correction.c_str(), opt.min_effect, opt.power,
       static_cast<unsigned long long>(seed));
