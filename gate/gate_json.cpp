@@ -43,7 +43,15 @@ nlohmann::json gate_to_json(const GateResult& r) {
          {"runs_df", number_or_null(c.runs_df)},
          {"run_sd", number_or_null(c.run_sd)},
          {"rep_sd", number_or_null(c.rep_sd)},
-         {"mde", number_or_null(c.mde)}});
+         {"mde", number_or_null(c.mde)},
+         {"ab_runs", c.test == "paired-t" ? nlohmann::json(c.ab_runs) : nlohmann::json(nullptr)},
+         {"blocks", c.test == "paired-t" ? nlohmann::json(c.blocks) : nlohmann::json(nullptr)},
+         {"pairs", c.test == "paired-t" ? nlohmann::json(c.pairs) : nlohmann::json(nullptr)},
+         {"paired_unit",
+          c.paired_unit.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.paired_unit)},
+         {"paired_df", number_or_null(c.paired_df)},
+         {"block_sd", number_or_null(c.block_sd)},
+         {"ab_run_sd", number_or_null(c.ab_run_sd)}});
   }
   nlohmann::json metrics = nlohmann::json::array();
   for (const MetricSummary& m : r.metrics)
@@ -84,6 +92,11 @@ nlohmann::json gate_to_json(const GateResult& r) {
           {"underpowered", r.underpowered},
           {"require_power", r.options.require_power},
           {"drift_estimated", r.drift_estimated},
+          {"design", r.design},
+          {"ab_runs", r.design == "paired" ? nlohmann::json(r.ab_runs) : nlohmann::json(nullptr)},
+          {"blocks", r.design == "paired" ? nlohmann::json(r.blocks) : nlohmann::json(nullptr)},
+          {"pairs", r.design == "paired" ? nlohmann::json(r.pairs) : nlohmann::json(nullptr)},
+          {"rule", r.rule.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.rule)},
           {"rules_out_min_effect", r.rules_out_min_effect},
           {"min_effect_source", r.options.min_effect_source},
           {"sequential",

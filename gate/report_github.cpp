@@ -29,11 +29,14 @@ void GateGithubReporter::report(const GateResult& r, const ReportInfo& info,
     const bool slower = c->verdict == CellVerdict::regression;
     std::string message = fmt::format(
         "{}: {} median {} -> {} ({}, ratio {} {}, adjusted p {}) between base {} and "
-        "head {}; pooled base {}, head {}",
+        "head {}; {}",
         rt::label(c->key), c->metric, rt::fmt_value(c->base_median, c->metric),
         rt::fmt_value(c->head_median, c->metric), rt::fmt_change(c->ratio), rt::fmt_ratio(c->ratio),
         rt::fmt_ci(*c), rt::fmt_p(c->p_adjusted), rt::short_sha(r.base), rt::short_sha(r.head),
-        rt::fmt_pooled(c->base_runs, c->base_n), rt::fmt_pooled(c->head_runs, c->head_n));
+        c->test == "paired-t" ? fmt::format("paired t on {} ABBA blocks ({} pairs) of {}",
+                                            c->blocks, c->pairs, rt::plural(c->ab_runs, "A/B run"))
+                              : "pooled base " + rt::fmt_pooled(c->base_runs, c->base_n) +
+                                    ", head " + rt::fmt_pooled(c->head_runs, c->head_n));
     command(out, slower ? "error" : "warning",
             std::string("perfgate ") + (slower ? "regression" : "improvement") + " " +
                 rt::fmt_change(c->ratio) + " " + rt::label(c->key),

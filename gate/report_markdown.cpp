@@ -148,11 +148,16 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
     if (!spelled.empty() && spelled != sha) s += " (" + md(spelled, kInertNameChars) + ")";
     return s;
   };
+  // The rule that decided: the paired t test of A/B runs, or the unpaired one.
+  const std::string rule =
+      r.design == "paired"
+          ? "paired A/B runs: " + md(r.rule) + " · " + rt::plural(r.pairs, "pair") + " a cell"
+          : std::string(
+                "one-sided t test on run means (pooled Mann-Whitney U with one run a side)");
   out << fmt::format(
-      "**base** {} → **head** {} · gate on {} · one-sided t test on run "
-      "means (pooled Mann-Whitney U with one run a side), α = {} after {} correction, min effect "
+      "**base** {} → **head** {} · gate on {} · {}, α = {} after {} correction, min effect "
       "{:.1f}% · pooled: base {}, head {}\n\n",
-      rev(r.base, info.base_spelled), rev(r.head, info.head_spelled), gated_metrics(r),
+      rev(r.base, info.base_spelled), rev(r.head, info.head_spelled), gated_metrics(r), rule,
       r.options.alpha, r.options.correction == "bh" ? "Benjamini-Hochberg" : "Holm",
       r.options.min_effect * 100, rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));
   if (!info.dashboard_url.empty())

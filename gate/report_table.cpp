@@ -69,6 +69,7 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
   out << fmt::format("alpha {} ({}), min effect {:.1f}%, pooled: base {}, head {}\n",
                      r.options.alpha, r.options.correction, r.options.min_effect * 100,
                      rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));
+  if (r.design == "paired") out << "paired A/B runs: " << rt::inert_message(r.rule) << '\n';
   for (const auto& n : info.notes) out << "note: " << rt::inert_message(n) << '\n';
   out << '\n';
 

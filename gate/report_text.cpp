@@ -134,7 +134,8 @@ std::vector<std::string> inconclusive_causes(const GateResult& r) {
   // run per side, an underpowered gate that is not required to have power) after them.
   std::vector<std::string> qualifying;
   for (const auto& w : r.warnings) {
-    const bool qualifies = (w.starts_with("ONE RUN PER SIDE") || w.starts_with("UNDERPOWERED")) &&
+    const bool qualifies = (w.starts_with("ONE RUN PER SIDE") || w.starts_with("UNDERPOWERED") ||
+                            w.starts_with("ONE A/B RUN") || w.starts_with("TWO A/B RUNS")) &&
                            !r.options.require_power;
     (qualifies ? qualifying : causes).push_back(w);
   }
@@ -157,8 +158,12 @@ std::string power_line(const GateResult& r) {
   if (r.rules_out_min_effect)
     s += fmt::format("; every cell's {:.0f}% upper bound is below +{:.2f}%", o.power * 100.0,
                      o.min_effect * 100.0);
-  s += r.drift_estimated ? "; interval includes run-to-run drift"
-                         : "; one run per side: the interval ignores run-to-run drift";
+  if (r.design == "paired")
+    s += "; paired: drift shared by base and head cancels in each ABBA block";
+  else
+    s += r.drift_estimated ? "; interval includes run-to-run drift"
+                           : "; one run per side: the interval ignores run-to-run drift";
+  if (!r.rule.empty()) s += "; rule: " + r.rule;
   if (o.max_looks > 1)
     s += fmt::format("; look {} of {} at alpha {:.3g} each, next: {} ({})", o.look, o.max_looks,
                      r.alpha_per_look, to_string(r.next), r.next_reason);

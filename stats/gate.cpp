@@ -188,6 +188,8 @@ void collect_cells(const std::vector<Run>& base_runs, const std::vector<Run>& he
     const bool exact = is_exact_gate_metric(metric), first = mi == 0;
     const auto base_pools = pool_cells(base_runs, metric);
     const auto head_pools = pool_cells(head_runs, metric);
+    std::map<CellKey, std::vector<AbBlocks>> blocks;
+    if (w.pairing.paired && !exact) blocks = paired_blocks(base_runs, head_runs, w.pairing, metric);
     for (const auto& [key, head] : head_pools) {
       auto b = base_pools.find(key);
       const bool base_ok = b != base_pools.end() && !b->second.values.empty();
@@ -226,7 +228,9 @@ void collect_cells(const std::vector<Run>& base_runs, const std::vector<Run>& he
       } else if (exact) {
         compare_exact(c, b->second, head, opt.min_effect_for(metric), opt.memory_tolerance_bytes);
       } else {
-        w.tested.push_back(test_cell(c, r.cells.size(), b->second, head, opt.run_level));
+        TestedCell t = test_cell(c, r.cells.size(), b->second, head, opt.run_level);
+        if (w.pairing.paired) apply_paired(c, t, blocks[key]);
+        w.tested.push_back(std::move(t));
       }
       if (!exact) {
         if (b != base_pools.end()) note_left_out(c, b->second, "base", first, w.left_out);
@@ -266,11 +270,32 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
   stats::GateWork w;
   w.alpha = opt.alpha / opt.max_looks;  // Bonferroni over the sequential looks
   r.alpha_per_look = w.alpha;
+  w.pairing = stats::pair_ab_runs(base_runs, head_runs);
+  if (w.pairing.paired) {
+    r.design = "paired";
+    r.ab_runs = static_cast<int>(w.pairing.ab_runs.size());
+    if (r.ab_runs == 1)
+      r.warnings.push_back(
+          "ONE A/B RUN: drift shared by base and head cancels in each pair, but the two worker "
+          "processes (one a side) are not replicated, so a difference between them counts as "
+          "the code's (perfgate-sim: a worker effect of half the run-to-run sd gives 25% A/A "
+          "false alarms). 3 or more A/B runs make the A/B run the unit, which includes it.");
+    else if (r.ab_runs == 2)
+      r.warnings.push_back(
+          "TWO A/B RUNS: the A/B run is the unit, so the paired test has df 1 and is nearly "
+          "blind (its critical t is 382 at 0.01 over 12 cells); 3 or more A/B runs, or one judged "
+          "alone, see more.");
+  } else if (!w.pairing.why_not.empty()) {
+    r.warnings.push_back("NOT PAIRED: the runs are not judged as A/B pairs (" + w.pairing.why_not +
+                         "), so the unpaired rule decides, with the run-to-run drift that pairing "
+                         "would have cancelled");
+  }
   stats::collect_cells(base_runs, head_runs, env_diff, opt, r, w);
   stats::decide_tested(opt, r, w);
   stats::warn_too_few_repetitions(opt, r, w);
   stats::warn_coverage(opt, r, w);
   stats::decide_gate(opt, r, w);
+  stats::describe_rule(r);
   return r;
 }
 

@@ -87,7 +87,14 @@ struct CellComparison {
   // without a run-level test): its one-sided p of the direction the cell moved, and that p
   // adjusted across the cells in its own family.
   std::optional<double> mann_whitney_p, mw_p_adjusted;
-  std::string test;  // the deciding test: "runs-t" or "mann-whitney"
+  std::string test;  // the deciding test: "runs-t", "paired-t" or "mann-whitney"
+  // The paired test (test "paired-t", docs/STATISTICS.md "Paired A/B runs"): the A/B runs, ABBA
+  // blocks and pairs it used, its unit ("block" with one A/B run, "ab-run" with several), its
+  // degrees of freedom, and the spread of block log ratios within an A/B run (log scale) and
+  // between A/B runs beyond it (2+ A/B runs).
+  int ab_runs = 0, blocks = 0, pairs = 0;
+  std::string paired_unit;
+  std::optional<double> paired_df, block_sd, ab_run_sd;
   // One-sided upper confidence bound for the ratio at level GateOptions::power, from the t test
   // on run means (exp(d + t_{power, df} se)); empty without a run-level test.
   std::optional<double> upper_bound;
@@ -121,6 +128,14 @@ struct GateResult {
   Environment base_env, head_env;
   int base_runs = 0, head_runs = 0;
   std::vector<MetricSummary> metrics;  // one per GateOptions::metrics entry, in that order
+  // Which design decided the tested cells: "paired" (the runs are the two sides of A/B runs,
+  // `perfgate ab`: the paired t test) or "unpaired" (the t test on run means, or the pooled
+  // Mann-Whitney with one run a side). With "paired": the A/B runs, and the most blocks and pairs
+  // of a tested cell (each cell has its own counts). `rule` says the same in words for reports
+  // ("paired t on 15 ABBA blocks (30 pairs) of 1 A/B run"; empty without a tested cell).
+  std::string design = "unpaired";
+  int ab_runs = 0, blocks = 0, pairs = 0;
+  std::string rule;
   // Minimum detectable effect of the gate: any single cell slowed by `mde` is caught with the
   // requested power (the largest cell MDE); `mde_all_cells`: a slowdown of every cell alike is
   // caught from this size (the smallest cell MDE). Empty when a cell can detect nothing. With

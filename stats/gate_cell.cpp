@@ -7,6 +7,7 @@
 
 #include "stats/hodges_lehmann.h"
 #include "stats/mann_whitney.h"
+#include "stats/student_t.h"
 
 namespace pg::stats {
 namespace {
@@ -76,7 +77,62 @@ TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, cons
   return t;
 }
 
+std::optional<double> TestedCell::upper_bound(double level) const {
+  if (paired) return paired->upper_bound(level);
+  if (!runs_decide) return std::nullopt;
+  return std::exp(two_level->log_ratio + student_t_quantile(level, two_level->df) * two_level->se);
+}
+
+void apply_paired(CellComparison& c, TestedCell& t, const std::vector<AbBlocks>& runs) {
+  int unpaired = 0, unusable = 0;
+  for (const AbBlocks& b : runs) {
+    unpaired += b.pairs_unpaired;
+    unusable += b.pairs_unusable;
+  }
+  t.paired = paired_test(runs, kIntervalLevel);
+  t.runs_decide = true;
+  t.drift_blind = false;
+  c.test = "paired-t";
+  c.ci_method = "paired-t";
+  std::vector<std::string> notes;
+  if (unpaired > 0)
+    notes.push_back(std::to_string(unpaired) +
+                    " pairs of an incomplete last ABBA block left out (a lone pair keeps its "
+                    "position effect)");
+  if (unusable > 0)
+    notes.push_back(std::to_string(unusable) +
+                    " pairs left out with their block (no usable value)");
+  if (!t.paired || !t.paired->has_test()) {
+    // A single block (or none): no variance, no test. The cell can never be significant.
+    t.min_p = 1.0;
+    c.ci_low.reset();
+    c.ci_high.reset();
+    c.ratio = t.paired ? std::optional<double>(t.paired->ratio) : std::nullopt;
+    notes.push_back("fewer than 2 complete ABBA blocks: no paired test");
+  } else {
+    const PairedEstimate& e = *t.paired;
+    t.min_p = 0.0;
+    c.ratio = e.ratio;
+    c.ci_low = e.ci_low;
+    c.ci_high = e.ci_high;
+    c.paired_df = e.df;
+    c.block_sd = e.block_sd;
+    c.ab_run_sd = e.ab_run_sd;
+  }
+  if (t.paired) {
+    c.ab_runs = t.paired->ab_runs;
+    c.blocks = t.paired->blocks;
+    c.pairs = t.paired->pairs;
+    c.paired_unit = t.paired->unit;
+  }
+  for (const std::string& n : notes) c.note = (c.note.empty() ? "" : c.note + "; ") + n;
+}
+
 std::optional<double> cell_mde(const TestedCell& t, double alpha, double power) {
+  if (t.paired) {
+    if (t.min_p > alpha) return std::nullopt;
+    return minimum_detectable_effect(t.paired->se, t.paired->df, alpha, power);
+  }
   if (t.min_p > alpha || !t.two_level || t.drift_blind) return std::nullopt;
   const TwoLevelEstimate& e = *t.two_level;
   if (t.runs_decide) return minimum_detectable_effect(e.se, e.df, alpha, power);

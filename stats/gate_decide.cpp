@@ -92,15 +92,12 @@ void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
     c.p_adjusted = moved_faster ? adj_faster[i] : adj_slower[i];
     c.mann_whitney_p = moved_faster ? mw_faster[i] : mw_slower[i];
     c.mw_p_adjusted = moved_faster ? adj_mw_faster[i] : adj_mw_slower[i];
-    if (t.runs_decide) {
-      c.runs_p_adjusted = c.p_adjusted;
-      const TwoLevelEstimate& e = *t.two_level;
-      c.upper_bound = std::exp(e.log_ratio + student_t_quantile(opt.power, e.df) * e.se);
-    }
+    if (t.runs_decide && !t.paired) c.runs_p_adjusted = c.p_adjusted;
+    c.upper_bound = t.upper_bound(opt.power);
     w.without_runs += !t.runs_decide;
-    if (adj_slower[i] <= w.alpha && *c.ratio >= up)
+    if (c.ratio && adj_slower[i] <= w.alpha && *c.ratio >= up)
       c.verdict = CellVerdict::regression;
-    else if (adj_faster[i] <= w.alpha && *c.ratio <= down)
+    else if (c.ratio && adj_faster[i] <= w.alpha && *c.ratio <= down)
       c.verdict = CellVerdict::improvement;
     else
       c.verdict = CellVerdict::unchanged;
@@ -129,9 +126,15 @@ void warn_too_few_repetitions(const GateOptions& opt, GateResult& r, GateWork& w
   const size_t m = w.tested.size();
   std::set<std::pair<int, int>> blind_sizes;
   double worst_min_p = 0.0;
+  int blind_paired = 0;
   for (const TestedCell& t : w.tested) {
     CellComparison& c = r.cells[t.cell];
     if (static_cast<double>(m) * t.min_p <= w.alpha) continue;
+    if (t.paired || c.test == "paired-t") {  // its note says why: fewer than 2 blocks
+      ++w.blind;
+      ++blind_paired;
+      continue;
+    }
     ++w.blind;
     blind_sizes.insert({c.base_n, c.head_n});
     worst_min_p = std::max(worst_min_p, t.min_p);
@@ -139,7 +142,14 @@ void warn_too_few_repetitions(const GateOptions& opt, GateResult& r, GateWork& w
              "too few repetitions to ever reach significance (smallest possible p " +
              fmt_g(t.min_p) + ", x " + std::to_string(m) + " cells > alpha " + fmt_g(w.alpha) + ")";
   }
-  if (w.blind == 0) return;
+  if (blind_paired > 0)
+    r.warnings.push_back("TOO FEW PAIRS: " + std::to_string(blind_paired) + " of " +
+                         std::to_string(m) +
+                         " compared cells have fewer than 2 complete ABBA blocks (4 pairs) in "
+                         "their A/B run, so the paired test has no variance and can never be "
+                         "significant. Measure at least 4 pairs a cell, better 20 or more. The "
+                         "gate is inconclusive.");
+  if (w.blind == blind_paired) return;
   std::string sizes;
   for (const auto& [nb, nh] : blind_sizes)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(nb) + " vs " + std::to_string(nh);

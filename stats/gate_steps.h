@@ -8,6 +8,7 @@
 
 #include "stats/gate.h"
 #include "stats/gate_cell.h"
+#include "stats/gate_paired.h"
 
 namespace pg::stats {
 
@@ -22,6 +23,7 @@ struct GateWork {
   int blind = 0;               // tested cells whose deciding test can never reach significance
   int without_runs = 0;        // tested cells without a run-level test
   bool structural = false;     // incomparable, missing baseline or nothing to compare
+  PairingCheck pairing;        // the runs are A/B runs: the paired test decides
 };
 
 // Every cell of the head, with no-baseline / incomparable verdicts; the others tested.
@@ -42,6 +44,9 @@ void warn_too_few_repetitions(const GateOptions& opt, GateResult& r, GateWork& w
 
 // Warnings about power, drift, left-out samples and cells not compared.
 void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w);
+
+// The design that decided, its counts and the rule in words (GateResult::design, rule).
+void describe_rule(GateResult& r);
 
 // The gate's verdict, then the sequential rule's next step.
 void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stats/random.h"
+#include "stats/sim/ab_study.h"
 #include "stats/sim/experiments.h"
 
 namespace {
@@ -89,6 +90,39 @@ int main(int argc, char** argv) {
   app.add_flag("--check", check,
                "exit 1 if the 99% Wilson interval puts A/A false alarms above 1% or the "
                "detection of a 10% slowdown at CV 3% below 95%");
+  // The paired design (docs/STATISTICS.md "Paired A/B runs"): one scenario, or the whole study.
+  std::string design;
+  bool ab_study = false;
+  pg::sim::AbScenario ab;
+  std::vector<double> ab_slowdowns = {0.001, 0.0025, 0.005, 0.01};
+  app.add_option("--design", design,
+                 "simulate one scenario of this design: paired (A/B runs) or unpaired")
+      ->check(CLI::IsMember({"paired", "unpaired"}));
+  app.add_option("--pairs", ab.reps,
+                 "with --design: pairs per A/B run (paired) or repetitions per run (unpaired)")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--ab-runs", ab.runs, "with --design: A/B runs (paired) or runs per side")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--rep-sd", ab.rep_sd, "with --design: a repetition's log-sd within a run")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--run-sd", ab.run_sd,
+                 "with --design: log-sd of a run's factor (in an A/B run shared by both sides)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--slow-drift", ab.slow_sd, "with --design: sd of the drift within a run")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--drift-model", ab.drift_model, "with --design: linear or ar1")
+      ->check(CLI::IsMember({"linear", "ar1"}));
+  app.add_option("--ar1-phi", ab.ar1_phi, "with --drift-model ar1: lag-one correlation")
+      ->check(CLI::Range(0.0, 0.9999));
+  app.add_option("--worker-sd", ab.worker_sd,
+                 "with --design paired: log-sd of each side's worker process (does not cancel)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--slowdowns", ab_slowdowns, "with --design: slowdowns to tabulate")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 10.0));
+  app.add_flag("--slow-all-cells", ab.slow_all_cells, "with --design: slow every cell, not one");
+  app.add_flag("--ab-study", ab_study,
+               "the paired-design study: A/A under drift and power against the unpaired design");
   CLI11_PARSE(app, argc, argv);
 
   pg::GateOptions holm;  // the defaults: alpha 0.01, min_effect 0.05, holm
@@ -96,6 +130,17 @@ int main(int argc, char** argv) {
   holm.require_power = require_power;
   holm.futility = !no_futility;
   holm.bootstrap_iters = 0;
+  if (ab_study || !design.empty()) {
+    if (ab_study) {
+      pg::GateOptions o = holm;
+      o.min_effect = 0.0;  // significance alone: what pairing buys, whatever the filter
+      pg::sim::print_ab_study(o, gates, bisect_gates, seed);
+    } else {
+      ab.paired = design == "paired";
+      pg::sim::print_ab_scenario(ab, holm, gates, bisect_gates, seed, ab_slowdowns);
+    }
+    return 0;
+  }
   pg::GateOptions bh = holm;
   bh.correction = "bh";
 
