@@ -230,7 +230,7 @@ int serve_worker(int in_fd, int out_fd, const std::string& cwd, const SettingSpe
       return fail(e.status, e.what(), kExitRuntime);
     }
   }
-  return kExitOk;  // the end of input after an end request that was never reached: none
+  return kExitOk;  // not reached: the input ends the process unless it held an end request
 }
 
 }  // namespace pg::worker

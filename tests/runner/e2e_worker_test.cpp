@@ -251,3 +251,33 @@ TEST(Worker, PerfgateHandsTheWorkerToTheRunner) {
 }
 
 }  // namespace
+
+namespace {
+
+// An AOTInductor package (the tiny reference package the aoti_packages fixture exports), resolved
+// against the cell's repo with {batch}, through the same repetitions; the facts are its sidecar's.
+TEST(WorkerAoti, ServesAPackageWithItsSidecarsFacts) {
+  const std::string dir = AOTI_PACKAGE_DIR;
+  const json sidecar = json::parse(pgtest::read_file(dir + "/tiny-b1.json"));
+  TempDir elsewhere;
+  WorkerProcess w({runner_bin(), "worker"}, elsewhere.str());
+  json cell = tiny_cell(dir, 4, 2, true);
+  cell["model"] = "aoti:tiny-b{batch}.pt2";
+  w.send(cell.dump());
+  Transcript t(2, 4, true);
+  const json hello = t.take(w, "hello");
+  EXPECT_EQ(hello["model"]["param_bytes"], sidecar["param_bytes"]);
+  EXPECT_EQ(hello["model"]["kv_bytes_per_token"], sidecar["kv_bytes_per_token"]);
+  EXPECT_EQ(hello["model"]["context"], sidecar["context"]);
+  t.take(w, "ready");
+  for (int i = 0; i < 2; ++i) {
+    w.send(json{{"op", "rep"}, {"rep", i}}.dump());
+    EXPECT_EQ(t.take(w, "rep")["decode_ms"].size(), 3u);
+  }
+  w.send(R"({"op":"end"})");
+  t.take(w, "profile");
+  t.take(w, "end");
+  EXPECT_EQ(w.wait(), 0) << w.err();
+}
+
+}  // namespace
