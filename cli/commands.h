@@ -39,9 +39,14 @@ void add_runs_command(CLI::App& root, Action& action);     // cli/cmd_export.cpp
 void add_init_command(CLI::App& root, Action& action);     // cli/cmd_init.cpp
 void add_import_command(CLI::App& root, Action& action);   // cli/cmd_import.cpp
 void add_token_command(CLI::App& root, Action& action);    // cli/cmd_token.cpp
+// perfgate-runner only (cli/cmd_worker.cpp): the hidden `worker` that `perfgate ab` starts.
+void add_worker_command(CLI::App& root, Action& action);
+
+// Commands the `perfgate` executable hands to perfgate-runner (cli/runner_exec.cpp).
+bool runs_in_runner(const char* subcommand);
 
 // perfgate only (cli/runner_exec.cpp): replaces this process with perfgate-runner and the same
-// arguments; returns (exit 4, with a message) only if it cannot be started.
+// arguments (`run`, `worker`); returns (exit 4, with a message) only if it cannot be started.
 int run_in_runner(char** argv);
 std::string runner_path();
 

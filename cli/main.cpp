@@ -20,8 +20,7 @@ int main(int argc, char** argv) {
   if (argc > 0) pg::set_program_name(argv[0]);
 #ifndef PERFGATE_RUNNER_BINARY
   // This executable links no LibTorch; the runner beside it does (cli/runner_exec.cpp).
-  if (argc > 1 && (std::string_view(argv[1]) == "run" || std::string_view(argv[1]) == "ab"))
-    return pg::cli::run_in_runner(argv);
+  if (argc > 1 && pg::cli::runs_in_runner(argv[1])) return pg::cli::run_in_runner(argv);
 #endif
   CLI::App app{"perfgate: reproducible performance-regression CI for LM inference"};
   app.set_version_flag("--version", std::string("perfgate ") + pg::kVersion);
@@ -37,6 +36,9 @@ int main(int argc, char** argv) {
   pg::cli::add_import_command(app, action);
   pg::cli::add_init_command(app, action);
   pg::cli::add_token_command(app, action);
+#ifdef PERFGATE_RUNNER_BINARY
+  pg::cli::add_worker_command(app, action);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

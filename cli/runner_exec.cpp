@@ -1,7 +1,7 @@
-// `perfgate run` in the `perfgate` executable, which links no LibTorch (cli/CMakeLists.txt): the
-// sweep runs in `perfgate-runner`, the executable beside this one that holds LibTorch, started in
-// this process's place with the same arguments, so its output, exit code and signals are the
-// run's own.
+// `perfgate run` (and the internal `perfgate worker`) in the `perfgate` executable, which links no
+// LibTorch (cli/CMakeLists.txt): the sweep runs in `perfgate-runner`, the executable beside this
+// one that holds LibTorch, started in this process's place with the same arguments, so its output,
+// exit code and signals are the run's own.
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,14 +31,19 @@ std::string own_directory() {
 
 std::string runner_path() { return own_directory() + "/" + kRunnerExecutable; }
 
+bool runs_in_runner(const char* subcommand) {
+  const std::string s = subcommand;
+  return s == "run" || s == "ab" || s == "worker";
+}
+
 int run_in_runner(char** argv) {
   const std::string runner = runner_path();
   execv(runner.c_str(), argv);  // returns only on failure
   std::fprintf(stderr,
-               "perfgate: failure: `perfgate run` runs in %s (the part of perfgate that links "
+               "perfgate: failure: `perfgate %s` runs in %s (the part of perfgate that links "
                "LibTorch), which cannot be started: %s. Install it beside perfgate "
                "(docs/INSTALL.md).\n",
-               runner.c_str(), strerror(errno));
+               argv[1], runner.c_str(), strerror(errno));
   return kExitRuntime;
 }
 

@@ -4,6 +4,7 @@
 // of running second cancel in the block) and nothing about the order can be predicted by the code
 // being measured. Pure and deterministic: the same seed gives the same order on every machine.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

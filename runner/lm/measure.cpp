@@ -1,38 +1,22 @@
+// lm::LibTorchMeasurer: loads (and keeps) a cell's model, opens its session
+// (runner/lm/cell_session.h) and, for `perfgate run`, times it through; and what a cell needs of
+// this build and device before it runs.
 #include "runner/lm/measure.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/InferenceMode.h>
-#include <sys/resource.h>
 #include <torch/version.h>
-
-#include <algorithm>
 
 #include "common/errors.h"
 #include "runner/lm/aoti_model.h"
 #include "runner/lm/artifact.h"
+#include "runner/lm/cell_session.h"
 #include "runner/lm/checkpoint_load.h"
 #include "runner/lm/cuda_support.h"
 #include "runner/lm/device_info.h"
-#include "runner/lm/generate.h"
-#include "runner/lm/gpu_table.h"
-#include "runner/lm/measure_testing.h"
-#include "runner/lm/metrics.h"
 #include "runner/lm/model_spec.h"
-#include "runner/lm/profile.h"
-#include "runner/lm/static_decode.h"
 
 namespace pg {
-
-namespace lm::testing {
-namespace {
-Hooks& hooks() {
-  static Hooks h;
-  return h;
-}
-}  // namespace
-void set_hooks(Hooks h) { hooks() = std::move(h); }
-}  // namespace lm::testing
 
 namespace {
 
@@ -41,27 +25,13 @@ using namespace lm;
 // Messages name the run's settings (docs/RUN.md); the CLI spells them as its flags.
 std::string setting(const char* name) { return SettingError::setting(name); }
 
-int64_t max_rss_bytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<int64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
-}
-
-// LibTorch's CPU allocator reports failure as a plain c10::Error.
-bool is_allocation_failure(const c10::Error& e) {
-  const std::string what = e.what_without_backtrace();
-  return what.find("can't allocate memory") != std::string::npos ||
-         what.find("not enough memory") != std::string::npos;
-}
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
 }  // namespace
 
 struct lm::LibTorchMeasurer::Impl {
   std::string loaded_key;
   std::optional<Model> model;
   std::unique_ptr<AotiModel> aoti;
+  bool session_open = false;  // a session borrows the loaded model (LibTorchMeasurer::open)
 
   // Frees whatever model is loaded when `want` names another; true if it must be loaded.
   bool switch_model(const std::string& want) {
@@ -101,191 +71,81 @@ struct lm::LibTorchMeasurer::Impl {
     }
     return *aoti;
   }
-
-  // Appends one repetition's intervals (prefill, then decode) to the samples.
-  static void record(const std::vector<double>& intervals, bool per_step, int64_t G,
-                     CellSamples& samples) {
-    samples.prefill_ms.push_back(intervals.at(0));
-    if (per_step || G < 2) {
-      samples.decode_ms.emplace_back(intervals.begin() + 1, intervals.end());
-    } else {  // one interval around the loop, spread evenly so the schema stays the same
-      const double each = intervals.at(1) / static_cast<double>(G - 1);
-      samples.decode_ms.emplace_back(static_cast<size_t>(G - 1), each);
-    }
-  }
-
-  // How a cell's repetitions are timed: at every decode step or around the loop (PERFGATE_TIMING),
-  // on a clock with a mark for the prefill and one per decode step.
-  struct Timing {
-    bool per_step;
-    std::unique_ptr<StepClock> clock;
-  };
-  static Timing timing_for(const CellKey& key, const at::Device& device) {
-    return {timing_mode() == TimingMode::step,
-            make_step_clock(device, static_cast<size_t>(key.gen_tokens) + 1)};
-  }
-
-  // The one repetition loop of every model: opt.warmup untimed repetitions, then opt.reps timed
-  // ones. `one` runs a repetition, marking the clock; the timed ones' intervals become samples;
-  // `after` looks at what a repetition left (an AOTInductor package's logits).
-  template <typename One, typename After>
-  static void repeat(const MeasureOptions& opt, const CellKey& key, Timing& t, CellResult& r,
-                     One&& one, After&& after) {
-    for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
-      if (lm::testing::hooks().before_rep) lm::testing::hooks().before_rep(rep);
-      one();
-      auto intervals = t.clock->intervals_ms();  // the repetition's only wait for the device
-      if (rep >= opt.warmup) record(intervals, t.per_step, key.gen_tokens, r.samples);
-      after();
-    }
-  }
-
-  // The built-in models: timed repetitions into r.samples; returns the cell's cost.
-  CellCost time_builtin(const CellKey& key, const MeasureOptions& opt, const at::Device& device,
-                        CellResult& r) {
-    const Model& m = ensure_model(key, device, opt.seed);
-    const int64_t B = key.batch_size, P = key.seq_len, G = key.gen_tokens;
-    reset_memory_peak(device);
-
-    auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(opt.seed));
-    const auto prompt =
-        at::randint(m.cfg.vocab, {B, P}, gen, at::TensorOptions().dtype(at::kLong)).to(device);
-    std::optional<KVCache> cache;
-    if (key.kv_cache)
-      cache.emplace(m.cfg.n_layer, B, m.cfg.n_head, P + G, m.cfg.head_dim(), m.options());
-    const auto attention = parse_attention(key.attention);
-    Timing timing = timing_for(key, device);
-    GenerateOptions g{key.gen_tokens, attention, cache ? &*cache : nullptr, timing.clock.get(),
-                      false};
-    g.mark_each_step = timing.per_step;
-
-    // A graph cell runs wholly on a pool stream (capture needs a non-default stream, and the
-    // events must be on the stream that does the work); its graph is freed with the cell.
-    std::unique_ptr<CudaStreamScope> stream;
-    std::optional<StaticDecodeStep> step;
-    std::unique_ptr<CudaGraph> graph;
-    if (key.cuda_graphs) {
-      stream = use_pool_stream(device.index());
-      step.emplace(m, *cache, attention, B);
-      step->set_position(P);
-      graph = capture_cuda_graph(device.index(), [&] { step->run(); });
-      g.static_step = &*step;
-      g.run_step = [&] { graph->replay(); };
-    }
-
-    repeat(
-        opt, key, timing, r, [&] { generate(m, prompt, g); }, [] {});
-    capture_memory_peak(device);
-    if (opt.profile)
-      r.profile = profile_sequence(device, static_cast<size_t>(G) + 1, [&](StepClock& c) {
-        GenerateOptions profiled = g;
-        profiled.clock = &c;
-        profiled.mark_each_step = true;
-        generate(m, prompt, profiled);
-      });
-    return cell_cost(m.cfg, key);
-  }
-
-  // An AOTInductor package, through the same repetitions; the sanity of its logits too.
-  CellCost time_aoti(const CellKey& key, const MeasureOptions& opt, const at::Device& device,
-                     CellResult& r) {
-    AotiModel& m = ensure_aoti(find_artifact(key.model)->file_for_batch(key.batch_size), device);
-    reset_memory_peak(device);
-    Timing timing = timing_for(key, device);
-    std::unique_ptr<CudaStreamScope> stream;  // as for the built-in models' graph cells
-    if (key.cuda_graphs) stream = use_pool_stream(device.index());
-    m.prepare(key, opt.seed);
-    repeat(
-        opt, key, timing, r, [&] { m.run_repetition(*timing.clock, timing.per_step); },
-        [&] {
-          if (auto why = m.output_failure()) {
-            r.status = CellStatus::invalid;
-            r.reason = *why;
-          }
-        });
-    capture_memory_peak(device);
-    if (opt.profile && r.status != CellStatus::invalid)
-      r.profile = profile_sequence(device, static_cast<size_t>(key.gen_tokens) + 1,
-                                   [&](StepClock& c) { m.run_repetition(c, true); });
-    return m.cost(key);
-  }
-
-  // After the model is loaded: the memory metric is what the cell itself adds.
-  void reset_memory_peak(const at::Device& device) {
-    if (device.is_cuda())
-      cuda_reset_peak_allocated(device.index());
-    else
-      rss_before = max_rss_bytes();
-  }
-  int64_t rss_before = 0;
-  // Read right after the timed repetitions, so that the profile's own allocations never count.
-  void capture_memory_peak(const at::Device& device) {
-    memory_peak = device.is_cuda() ? cuda_peak_allocated(device.index())
-                                   : std::max<int64_t>(0, max_rss_bytes() - rss_before);
-  }
-  int64_t memory_peak = 0;
-
-  void measure(const CellKey& key, const MeasureOptions& opt, CellResult& r) {
-    c10::InferenceMode inference;
-    const auto device = parse_device(key.device);
-    c10::DeviceGuard device_guard(device);
-    if (device.is_cpu()) use_cpu_threads();
-    const bool packaged = is_aoti_model(key.model);
-    const CellCost cost =
-        packaged ? time_aoti(key, opt, device, r) : time_builtin(key, opt, device, r);
-    if (lm::testing::hooks().after_samples) lm::testing::hooks().after_samples(r.samples);
-    if (r.status == CellStatus::invalid) return;  // the package's logits failed their check
-    if (auto why = sanity_failure(r.samples, opt.reps, key.gen_tokens)) {
-      r.status = CellStatus::invalid;
-      r.reason = *why;
-      return;
-    }
-    const auto peaks = device.is_cuda() ? peaks_for(device_name(device), key.dtype,
-                                                    opt.peak_bw_gbps, opt.peak_tflops)
-                                        : PeakFigures{opt.peak_bw_gbps, opt.peak_tflops};
-    r.metrics = derive_metrics(key, r.samples, cost, peaks);
-    if (packaged)
-      for (const auto& name : aoti->metrics_to_drop()) r.metrics.erase(name);
-    r.metrics[device.is_cuda() ? "peak_alloc_bytes" : "peak_rss_growth_bytes"] =
-        static_cast<double>(memory_peak);
-  }
 };
+
+namespace {
+
+// Ends the measurer's one open session with the session itself.
+class OwnedSession final : public lm::CellSession {
+ public:
+  OwnedSession(std::unique_ptr<lm::CellSession> s, bool& open) : s_(std::move(s)), open_(open) {
+    open_ = true;
+  }
+  ~OwnedSession() override {
+    s_.reset();
+    open_ = false;
+  }
+  lm::RepSample repetition() override { return s_->repetition(); }
+  std::optional<std::string> invalid_reason() const override { return s_->invalid_reason(); }
+  CellResult finish() override { return s_->finish(); }
+  std::optional<int64_t> memory_peak() const override { return s_->memory_peak(); }
+
+ private:
+  std::unique_ptr<lm::CellSession> s_;
+  bool& open_;
+};
+
+}  // namespace
 
 lm::LibTorchMeasurer::LibTorchMeasurer() : impl_(std::make_unique<Impl>()) {}
 lm::LibTorchMeasurer::~LibTorchMeasurer() = default;
 
-CellResult lm::LibTorchMeasurer::measure(const CellKey& key, const MeasureOptions& opt) {
+std::unique_ptr<lm::CellSession> lm::LibTorchMeasurer::open(const CellKey& key,
+                                                            const MeasureOptions& opt) {
   check_cell_supported(key);
   if (opt.reps < 1) throw SettingError(setting("reps") + " must be at least 1");
   if (opt.warmup < 0) throw SettingError(setting("warmup") + " must not be negative");
-  CellResult r;
-  r.key = key;
-  auto fail = [&](CellStatus status, const std::string& reason) {
-    r.status = status;
-    r.reason = reason;
-    r.metrics.clear();
-    r.samples = {};
-    r.profile.reset();
-  };
-  try {
-    impl_->measure(key, opt, r);
-  } catch (const c10::OutOfMemoryError& e) {
-    fail(CellStatus::oom, first_line(e.what_without_backtrace()));
-    cuda_empty_cache();
-  } catch (const UsageError&) {
-    throw;
-  } catch (const c10::Error& e) {
-    if (is_allocation_failure(e)) {
-      fail(CellStatus::oom, first_line(e.what_without_backtrace()));
+  if (impl_->session_open) throw std::logic_error("LibTorchMeasurer: a cell is still open");
+  std::unique_ptr<CellSession> s;
+  as_cell_failure([&] {
+    c10::InferenceMode inference;
+    const auto device = parse_device(key.device);
+    c10::DeviceGuard device_guard(device);
+    if (device.is_cpu()) use_cpu_threads();
+    if (is_aoti_model(key.model)) {
+      AotiModel& m =
+          impl_->ensure_aoti(find_artifact(key.model)->file_for_batch(key.batch_size), device);
+      s = open_aoti_session(m, key, opt, device);
     } else {
-      fail(CellStatus::error, first_line(e.what_without_backtrace()));
+      s = open_builtin_session(impl_->ensure_model(key, device, opt.seed), key, opt, device);
     }
-    cuda_empty_cache();
-  } catch (const std::exception& e) {
-    fail(CellStatus::error, e.what());
+  });
+  return std::make_unique<OwnedSession>(std::move(s), impl_->session_open);
+}
+
+// Open, the timed repetitions, finish: the same path as the worker's (docs/PROTOCOL.md).
+CellResult lm::LibTorchMeasurer::measure(const CellKey& key, const MeasureOptions& opt) {
+  CellResult r;
+  std::optional<CellFailure> failure;
+  try {
+    std::unique_ptr<CellSession> session = open(key, opt);
+    for (int rep = 0; rep < opt.reps; ++rep) session->repetition();
+    r = session->finish();
+  } catch (const CellFailure& e) {
+    failure = e;  // reported once the session has freed its buffers
+  }
+  r.key = key;
+  if (failure) {
+    r = CellResult{};
+    r.key = key;
+    r.status = failure->status;
+    r.reason = failure->what();
+    if (failure->libtorch) cuda_empty_cache();
   }
   return r;
 }
+
+std::string torch_version() { return TORCH_VERSION; }
 
 void check_cell_supported(const CellKey& key) {
   if (is_aoti_model(key.model)) {

@@ -142,6 +142,44 @@ TEST_F(LmMeasure, OtherFailuresMakeTheCellError) {
   EXPECT_EQ(r.reason.value_or(""), "injected failure");
 }
 
+// The worker's path: a cell held open, one timed repetition per call, then finish; measure() is
+// the same path run through.
+TEST_F(LmMeasure, AnOpenCellTimesOneRepetitionPerCallUntilFinished) {
+  auto session = runner.open(tiny_key(), quick());
+  for (int i = 0; i < 2; ++i) {
+    const lm::RepSample s = session->repetition();
+    EXPECT_GT(s.prefill_ms, 0);
+    EXPECT_EQ(s.decode_ms.size(), 7u);
+  }
+  EXPECT_FALSE(session->invalid_reason());
+  EXPECT_THROW(runner.open(tiny_key(), quick()), std::logic_error) << "one open cell at a time";
+  EXPECT_FALSE(session->memory_peak());
+  const CellResult r = session->finish();
+  ASSERT_EQ(r.status, CellStatus::ok) << r.reason.value_or("");
+  EXPECT_EQ(r.samples.prefill_ms.size(), 2u) << "the repetitions asked for, not opt.reps";
+  EXPECT_TRUE(r.metrics.count("tpot_ms"));
+  ASSERT_TRUE(session->memory_peak());
+  EXPECT_EQ(r.metrics.at("peak_rss_growth_bytes"), static_cast<double>(*session->memory_peak()));
+  EXPECT_TRUE(r.profile);
+  session.reset();
+  EXPECT_EQ(runner.measure(tiny_key(), quick(1)).status, CellStatus::ok);
+}
+
+TEST_F(LmMeasure, AnOpenCellReportsAnOutOfMemoryAsACellFailure) {
+  lm::testing::set_hooks({[](int rep) {
+                            if (rep == 1) TORCH_CHECK_WITH(OutOfMemoryError, false, "injected OOM");
+                          },
+                          nullptr});
+  auto session = runner.open(tiny_key(), quick());  // the warm-up is repetition 0
+  try {
+    session->repetition();
+    ADD_FAILURE() << "no CellFailure";
+  } catch (const lm::CellFailure& e) {
+    EXPECT_EQ(e.status, CellStatus::oom);
+    EXPECT_NE(std::string(e.what()).find("injected OOM"), std::string::npos);
+  }
+}
+
 TEST_F(LmMeasure, UnsupportedCellsAreUsageErrors) {
   auto key = tiny_key();
   key.cuda_graphs = true;  // a CPU cell: graphs need a GPU

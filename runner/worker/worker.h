@@ -1,0 +1,19 @@
+// perfgate's own worker (`perfgate-runner worker`): one cell of perfgate's models or an
+// AOTInductor package served in the worker mode of the --exec protocol, version 3
+// (docs/PROTOCOL.md, "Worker mode"), so that `perfgate ab` drives it exactly like a user's
+// benchmark: the cell on stdin, hello, warm-up, ready, then one timed repetition per request.
+#pragma once
+#include <string>
+
+#include "common/errors.h"
+
+namespace pg::worker {
+
+// Serves the cell read from `in_fd`, answering on `out_fd`; returns the exit status: 0 after the
+// end line, 2 after refusing the cell or a request, 4 after an oom or error line. Settings named
+// in a refusal are written by `spell` (the command line's flags). When `in_fd` ends before the
+// end request, the process exits at once with status 0, whatever it was doing: its driver is
+// gone. Throws RuntimeFailure when `out_fd` cannot be written.
+int serve_worker(int in_fd, int out_fd, const std::string& cwd, const SettingSpelling& spell);
+
+}  // namespace pg::worker
