@@ -52,6 +52,20 @@ void fail_on_counter_change(Comparison& c) {
   c.result.verdict = GateVerdict::regression;
 }
 
+// A/A of one commit measured by `perfgate ab` (both checkouts at one commit): its A/B runs are
+// judged side against side, base side as the base, so the paired test sees its pairs.
+void split_one_commits_ab_runs(Comparison& c) {
+  auto side_is = [](const char* side) {
+    return [side](const Run& r) { return !r.ab || r.ab->side != side; };
+  };
+  const bool all_ab = std::all_of(c.base_runs.begin(), c.base_runs.end(),
+                                  [](const Run& r) { return r.ab.has_value(); });
+  if (!all_ab || c.base_runs.empty()) return;
+  std::erase_if(c.base_runs, side_is("base"));
+  std::erase_if(c.head_runs, side_is("head"));
+  c.notes.push_back("one commit's A/B runs: their base sides against their head sides");
+}
+
 }  // namespace
 
 Comparison compare(Store& store, const std::string& base_sha, const std::string& head_sha,
@@ -61,6 +75,7 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
   Comparison c;
   c.base_runs = store.runs_for_commit(base_sha);
   c.head_runs = store.runs_for_commit(head_sha);
+  if (base_sha == head_sha) split_one_commits_ab_runs(c);
   if (scope.device) {
     auto other_device = [&](const Run& r) {
       auto it = r.env.find("device");
