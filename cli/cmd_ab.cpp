@@ -23,6 +23,8 @@ struct AbFlags {
   RunFlags run;
   std::string base, head, base_worker, head_worker;
   std::optional<uint64_t> order_seed;
+  int ab_runs = 1;
+  bool share_workers = false;
 };
 
 SweepConfig resolve_side(const AbFlags& f, const std::string& dir, const char* flag) {
@@ -61,6 +63,8 @@ ab::AbSettings settings_from(const AbFlags& f) {
   s.base_worker = f.base_worker.empty() ? worker : f.base_worker;
   s.head_worker = f.head_worker.empty() ? worker : f.head_worker;
   s.order_seed = f.order_seed ? *f.order_seed : ab::random_order_seed();
+  s.ab_runs = f.ab_runs;
+  s.share_workers = f.share_workers;
   return s;
 }
 
@@ -85,6 +89,14 @@ void add_ab_command(CLI::App& root, Action& action) {
          "--order-seed", [f = flags.get()](uint64_t v) { f->order_seed = v; },
          "seed of the ABBA order (default: drawn at random, and stored with both runs)")
       ->type_name("N");
+  cmd->add_option("--ab-runs", flags->ab_runs,
+                  "A/B runs, each with its own worker per side, measured cell by cell; 3 or more "
+                  "replicate the difference between two worker processes, which the paired test "
+                  "then includes")
+      ->type_name("N");
+  cmd->add_flag("--share-workers", flags->share_workers,
+               "the A/B runs share one worker per side, each opening the cell afresh (cheaper; "
+               "replicates what differs between two openings of a cell, not between processes)");
   add_run_flags(*cmd, flags->run);
   cmd->callback([&action, flags] {
     action = [flags] {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <array>
 #include <random>
 
 #include "common/errors.h"
@@ -17,6 +18,7 @@
 #include "core/cell_label.h"
 #include "runner/ab/abba_order.h"
 #include "runner/ab/ab_side.h"
+#include "runner/exec/exec_process.h"
 #include "runner/fingerprint.h"
 #include "runner/stop_signals.h"
 #include "runner/sweep.h"
@@ -94,53 +96,74 @@ std::string paired_summary(const CellResult& base, const CellResult& head) {
 std::string builtin_worker_command() { return shell_word(own_executable()) + " worker"; }
 
 int perform_ab(const AbSettings& s, const std::string& started_at) {
+  if (s.ab_runs < 1) throw SettingError(SettingError::setting("ab-runs") + " must be at least 1");
   const std::vector<CellKey> cells = expand(s.base);
   const std::string start = started_at.empty() ? now_iso8601() : started_at;
   const Environment env = run_environment(s.base.device);
-  const AbPairing pairing{new_ab_uuid(), "", "abba", s.order_seed};
   Store store(s.base.db);
-  std::array<SideState, 2> sides = {
-      SideState(s.base, s.base_worker, env, pairing, "base"),
-      SideState(s.head, s.head_worker, env, pairing, "head")};
   const MeasureOptions opt = measure_options(s.base);
-  const std::vector<Side> order = abba_order(static_cast<size_t>(opt.reps), s.order_seed);
+  struct AbRun {
+    AbPairing pairing;
+    std::array<SideState, 2> sides;
+    std::vector<Side> order;
+  };
+  std::vector<AbRun> runs;
+  for (int j = 0; j < s.ab_runs; ++j) {
+    const AbPairing pairing{new_ab_uuid(), "", "abba", s.order_seed + static_cast<uint64_t>(j)};
+    runs.push_back(AbRun{pairing,
+                         {SideState(s.base, s.base_worker, env, pairing, "base"),
+                          SideState(s.head, s.head_worker, env, pairing, "head")},
+                         abba_order(static_cast<size_t>(opt.reps), pairing.seed)});
+  }
 
   bool interrupted = false;
   {
     StopSignals signals;
     try {
-      for (size_t i = 0; i < cells.size(); ++i) {
-        if (stop_requested()) {
-          interrupted = true;
-          break;
+      for (size_t i = 0; i < cells.size() && !interrupted; ++i) {
+        const std::string label = inert_text(cell_label(cells[i]), kInertNameChars);
+        if (!s.base.quiet) fmt::print(stderr, "[{}/{}] {}\n", i + 1, cells.size(), label);
+        for (size_t j = 0; j < runs.size(); ++j) {
+          if (stop_requested()) {
+            interrupted = true;
+            break;
+          }
+          auto results = measure_cell(cells[i], opt, runs[j].sides, runs[j].order);
+          if (s.share_workers)
+            for (size_t side = 0; side < 2; ++side)
+              runs[j].sides[side].pass_worker_to(runs[(j + 1) % runs.size()].sides[side]);
+          for (size_t side = 0; side < 2; ++side)
+            runs[j].sides[side].store_cell(store, start, results[side]);
+          if (!s.base.quiet)
+            fmt::print("{}{}: {}\n", label,
+                       runs.size() > 1 ? fmt::format(" (A/B run {})", j + 1) : std::string(),
+                       paired_summary(results[0], results[1]));
         }
-        if (!s.base.quiet)
-          fmt::print(stderr, "[{}/{}] {}\n", i + 1, cells.size(),
-                     inert_text(cell_label(cells[i]), kInertNameChars));
-        auto results = measure_cell(cells[i], opt, sides, order);
-        for (size_t side = 0; side < 2; ++side) sides[side].store_cell(store, start, results[side]);
-        if (!s.base.quiet)
-          fmt::print("{}: {}\n", inert_text(cell_label(cells[i]), kInertNameChars),
-                     paired_summary(results[0], results[1]));
       }
-      for (auto& side : sides) side.begin_if_needed(store, start);
+      for (auto& run : runs)
+        for (auto& side : run.sides) side.begin_if_needed(store, start);
     } catch (...) {
-      for (auto& side : sides) side.finish(store, RunStatus::failed);
+      for (auto& run : runs)
+        for (auto& side : run.sides) side.finish(store, RunStatus::failed);
       throw;
     }
   }
   const RunStatus status = interrupted ? RunStatus::incomplete : RunStatus::complete;
-  for (auto& side : sides) side.finish(store, status);
-  fmt::print("Stored A/B run {} in {}: base run {} ({}), head run {} ({}), {} pairs a cell\n",
-             pairing.uuid, s.base.db, sides[0].run_id(), sides[0].commit_text(),
-             sides[1].run_id(), sides[1].commit_text(), opt.reps);
-  if (!s.base.quiet && sides[0].git().commit && sides[1].git().commit)
-    fmt::print("Judge: {} compare {} {} --db {}\n", shell_word(program_name()),
-               sides[0].git().commit->substr(0, 12), sides[1].git().commit->substr(0, 12),
+  for (auto& run : runs) {
+    for (auto& side : run.sides) side.finish(store, status);
+    fmt::print("Stored A/B run {} in {}: base run {} ({}), head run {} ({}), {} pairs a cell\n",
+               run.pairing.uuid, s.base.db, run.sides[0].run_id(), run.sides[0].commit_text(),
+               run.sides[1].run_id(), run.sides[1].commit_text(), opt.reps);
+  }
+  const auto& base_git = runs[0].sides[0].git();
+  const auto& head_git = runs[0].sides[1].git();
+  if (!s.base.quiet && base_git.commit && head_git.commit)
+    fmt::print("Judge: {} compare --base {} --head {} --db {}\n", shell_word(program_name()),
+               base_git.commit->substr(0, 12), head_git.commit->substr(0, 12),
                shell_word(s.base.db));
   std::fflush(stdout);
   if (interrupted) {
-    fmt::print(stderr, "perfgate: interrupted: both runs stored as incomplete\n");
+    fmt::print(stderr, "perfgate: interrupted: the A/B runs are stored as incomplete\n");
     return kExitRuntime;
   }
   return kExitOk;

@@ -17,14 +17,22 @@ struct AbSettings {
   // What measures a side's cells (`/bin/sh -c`, in the side's checkout): its `exec` command, or
   // for perfgate's own models this perfgate's worker unless a side names its own.
   std::string base_worker, head_worker;
-  uint64_t order_seed = 0;
+  uint64_t order_seed = 0;  // A/B run j (from 0) draws its order with order_seed + j
+  // A/B runs measured cell by cell: each cell is measured by every A/B run in turn, each with its
+  // own worker per side, so that a difference between two worker processes is replicated and the
+  // paired test's unit (the A/B run) includes it (docs/STATISTICS.md, "Paired A/B runs").
+  int ab_runs = 1;
+  // The A/B runs share one worker per side (where the worker takes several cells): the cell is
+  // opened afresh for each A/B run in the same two processes. Cheaper; it replicates what differs
+  // between two openings of a cell (its buffers, its CUDA graph), not between two processes.
+  bool share_workers = false;
 };
 
 // The worker of perfgate's own models in this installation: `<perfgate-runner> worker`.
 std::string builtin_worker_command();
 
-// Measures every cell of `s.base` (the cells of both sides are the same) and stores the two runs
-// in s.base.db. Returns the exit code: 0 when both runs are complete, 4 when a signal stopped it
+// Measures every cell of `s.base` (the cells of both sides are the same) and stores each A/B
+// run's two runs in s.base.db. Returns the exit code: 0 when both runs are complete, 4 when a signal stopped it
 // after the current cell (both runs stored as incomplete). Cells one side could not measure are
 // stored as that side's `error` / `oom` cells; the other side keeps its samples.
 int perform_ab(const AbSettings& s, const std::string& started_at = {});

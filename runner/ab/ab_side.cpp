@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "runner/exec/exec_cell.h"
+#include "runner/exec/exec_process.h"
 #include "runner/exec/worker_client.h"
 #include "runner/fingerprint.h"
 #include "runner/sweep_config.h"
@@ -73,7 +74,9 @@ SideCell::SideCell(SideState& side, const CellKey& key, const MeasureOptions& op
   spec.command = side.worker_;
   spec.cwd = side.cfg_.repo;
   spec.timeout = std::chrono::milliseconds(static_cast<int64_t>(side.cfg_.exec_timeout_s * 1000));
-  worker_ = std::make_unique<exec::WorkerClient>(spec, key, opt);
+  worker_ = side.idle_worker_
+                ? std::make_unique<exec::WorkerClient>(std::move(side.idle_worker_), spec, key, opt)
+                : std::make_unique<exec::WorkerClient>(spec, key, opt);
   // The run's fingerprint takes the first engine that said hello, as `perfgate run --exec` does.
   if (worker_->engine() && !side.engine_) side.engine_ = *worker_->engine();
 }
@@ -89,6 +92,7 @@ bool SideCell::repetition(int position) {
 CellResult SideCell::finish() {
   std::optional<exec::WorkerClient::End> end;
   if (worker_->ok()) end = worker_->finish();
+  side_.idle_worker_ = worker_->release();
   CellResult r;
   if (auto failure = worker_->failure()) {
     r = exec::failed_cell(failure->first, failure->second);

@@ -15,6 +15,7 @@ namespace pg {
 class Store;
 }
 namespace pg::exec {
+class ChildProcess;
 class WorkerClient;
 }
 
@@ -40,6 +41,9 @@ class SideState {
   // Never throws: it runs on the way out of a failure too.
   void finish(Store& store, RunStatus status) noexcept;
 
+  // Hands this side's idle worker to `other` (A/B runs that share their workers).
+  void pass_worker_to(SideState& other) { other.idle_worker_ = std::move(idle_worker_); }
+
   int64_t run_id() const { return run_id_; }
   const GitInfo& git() const { return git_; }
   std::string commit_text() const;
@@ -53,6 +57,8 @@ class SideState {
   GitInfo git_;
   bool exec_;  // the user's benchmark, whose engine joins the fingerprint
   std::optional<exec::EngineInfo> engine_;
+  // A worker that finished its last cell and takes more ("cells": "many"): the next cell's.
+  std::unique_ptr<exec::ChildProcess> idle_worker_;
   int64_t run_id_ = 0;
   bool begun_ = false, finished_ = false;
 };

@@ -75,7 +75,10 @@ ModelFacts read_facts(const json& m, int line) {
 
 EngineInfo read_hello(const json& j, int line, ProtocolMode mode) {
   LineCheck c(j, line);
-  c.only_keys({"type", "protocol", "engine", "versions", "model"}, "hello");
+  if (mode == ProtocolMode::worker)
+    c.only_keys({"type", "protocol", "engine", "versions", "model", "cells"}, "hello");
+  else
+    c.only_keys({"type", "protocol", "engine", "versions", "model"}, "hello");
   const std::string spoken =
       std::to_string(kOldestProtocolVersion) + " to " + std::to_string(kProtocolVersion);
   const json* proto = c.find("protocol");
@@ -101,6 +104,11 @@ EngineInfo read_hello(const json& j, int line, ProtocolMode mode) {
     }
   }
   if (const json* m = c.find("model")) e.model = read_facts(*m, line);
+  if (const json* cells = c.find("cells")) {
+    if (!cells->is_string() || (*cells != "one" && *cells != "many"))
+      c.fail("\"cells\" must be \"one\" or \"many\", got " + cells->dump());
+    e.many_cells = *cells == "many";
+  }
   return e;
 }
 

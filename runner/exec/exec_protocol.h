@@ -42,6 +42,9 @@ struct EngineInfo {
   std::string name;
   std::map<std::string, std::string> versions;
   ModelFacts model;
+  // Worker mode: the hello line's "cells": "many" says the worker takes another cell line after
+  // each end instead of exiting (docs/PROTOCOL.md, "Several cells in one worker").
+  bool many_cells = false;
   bool operator==(const EngineInfo& o) const { return name == o.name && versions == o.versions; }
 };
 

@@ -36,8 +36,29 @@ WorkerClient::WorkerClient(const WorkerSpec& spec, const CellKey& key, const Mea
     fail(CellStatus::error, "the command " + describe_end(*child_->outcome()));
     return;
   }
+  await_ready();
+}
+
+WorkerClient::WorkerClient(std::unique_ptr<ChildProcess> worker, const WorkerSpec& spec,
+                           const CellKey& key, const MeasureOptions& opt)
+    : spec_(spec),
+      max_reps_(opt.reps),
+      reader_(opt.reps, key.gen_tokens, opt.profile, ProtocolMode::worker),
+      child_(std::move(worker)) {
+  spec_.cwd = checkout_dir(spec_.cwd);
+  // Its next cell line; a worker that is gone says so when its answer is read.
+  child_->write(cell_json(key, opt, spec_.cwd, ProtocolMode::worker));
+  await_ready();
+}
+
+void WorkerClient::await_ready() {
   ready_ = await([this] { return reader_.state() == ProtocolReader::State::want_rep; },
                  "the ready line");
+}
+
+std::unique_ptr<ChildProcess> WorkerClient::release() {
+  if (!finished_ || failure_ || !reader_.engine() || !reader_.engine()->many_cells) return nullptr;
+  return std::move(child_);
 }
 
 WorkerClient::~WorkerClient() = default;  // ~ChildProcess kills the group if it still runs
@@ -76,8 +97,12 @@ std::optional<WorkerClient::End> WorkerClient::finish() {
   if (!await([this] { return reader_.state() == ProtocolReader::State::done; }, "the end line"))
     return std::nullopt;
   finished_ = true;
-  child_->close_stdin();
-  if (!await([] { return false; }, "the exit after the end line", true)) return std::nullopt;
+  // A worker that takes more cells stays running for the next one (release()); any other must
+  // exit with status 0 after its end line.
+  if (!reader_.engine()->many_cells) {
+    child_->close_stdin();
+    if (!await([] { return false; }, "the exit after the end line", true)) return std::nullopt;
+  }
   return End{reader_.peak_alloc_bytes(), reader_.profile()};
 }
 

@@ -43,6 +43,10 @@ class WorkerClient {
   // hello and waits for `ready`. opt: warmup, reps (the most repetitions that will be asked
   // for), seed and profile, as for a one-shot cell.
   WorkerClient(const WorkerSpec& spec, const CellKey& key, const MeasureOptions& opt);
+  // The same for the next cell in a worker that finished its last one and said it takes more
+  // (hello's "cells": "many"; release() handed it back): the cell line goes to its stdin.
+  WorkerClient(std::unique_ptr<ChildProcess> worker, const WorkerSpec& spec, const CellKey& key,
+               const MeasureOptions& opt);
   ~WorkerClient();  // kills the process group if it is still running
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
@@ -66,11 +70,16 @@ class WorkerClient {
   };
   std::optional<End> finish();
 
+  // After a successful finish() of a worker that takes more cells: the running worker, for the
+  // next cell's WorkerClient; nullptr otherwise (the process is gone or is killed with this).
+  std::unique_ptr<ChildProcess> release();
+
   // The cell's failure for this side, once there is one: oom or error, and an inert reason with
   // the tail of the worker's stderr.
   std::optional<std::pair<CellStatus, std::string>> failure() const;
 
  private:
+  void await_ready();
   bool await(const std::function<bool()>& answered, const std::string& waiting_for,
              bool until_exit = false);
   void drain_unasked();

@@ -51,6 +51,13 @@ class InputLines {
     return l;
   }
 
+  // A cell ended well and the worker waits for the next one: from here the end of input ends the
+  // process again until the next end request.
+  void expect_more() {
+    std::lock_guard lock(state_->mu);
+    state_->saw_end = false;
+  }
+
   // The last line is being written: the end of input no longer ends the process, so that the
   // exit status is the one serve_worker returns.
   void settle() {
@@ -161,18 +168,17 @@ std::string refusal(const std::exception& e, const SettingSpelling& spell) {
   return e.what();
 }
 
-}  // namespace
 
-int serve_worker(int in_fd, int out_fd, const std::string& cwd, const SettingSpelling& spell) {
-  InputLines input(in_fd);
-  const std::optional<std::string> cell_text = input.next();
-  if (!cell_text) return kExitOk;
-
+// One cell, from its line to its end line: nullopt when it ended well (the worker then waits for
+// the next cell), else the exit status the worker ends with.
+std::optional<int> serve_cell(const std::string& cell_text, InputLines& input, int out_fd,
+                              const std::string& cwd, const SettingSpelling& spell,
+                              lm::LibTorchMeasurer& measurer) {
   WorkerCell cell;
   std::optional<HelloFacts> facts;
   std::optional<std::string> refused;
   try {
-    cell = read_worker_cell(*cell_text, cwd);
+    cell = read_worker_cell(cell_text, cwd);
     resolve_cell(cell);
     facts = hello_facts(cell.key);
   } catch (const std::exception& e) {
@@ -186,7 +192,6 @@ int serve_worker(int in_fd, int out_fd, const std::string& cwd, const SettingSpe
   };
   if (refused) return fail(CellStatus::error, *refused, kExitUsage);
 
-  lm::LibTorchMeasurer measurer;
   std::unique_ptr<lm::CellSession> session;
   try {
     session = measurer.open(cell.key, cell.opt);
@@ -225,12 +230,27 @@ int serve_worker(int in_fd, int out_fd, const std::string& cwd, const SettingSpe
       if (cell.opt.profile && r.profile) write_line(out_fd, profile_line(*r.profile));
       const bool cuda = cell.key.device != "cpu";
       write_line(out_fd, end_line(cuda ? session->memory_peak() : std::nullopt));
-      return kExitOk;
+      input.expect_more();
+      return std::nullopt;
     } catch (const lm::CellFailure& e) {
       return fail(e.status, e.what(), kExitRuntime);
     }
   }
-  return kExitOk;  // not reached: the input ends the process unless it held an end request
+  return kExitOk;  // the input ended after an end request had been read
+}
+
+}  // namespace
+
+int serve_worker(int in_fd, int out_fd, const std::string& cwd, const SettingSpelling& spell) {
+  InputLines input(in_fd);
+  // One measurer for every cell: consecutive cells of one model reuse the loaded weights.
+  lm::LibTorchMeasurer measurer;
+  while (const std::optional<std::string> cell_text = input.next()) {
+    if (cell_text->find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (auto exit_status = serve_cell(*cell_text, input, out_fd, cwd, spell, measurer))
+      return *exit_status;
+  }
+  return kExitOk;  // the driver closed stdin after an end line: no more cells
 }
 
 }  // namespace pg::worker

@@ -1,4 +1,4 @@
-// perfgate's own worker (`perfgate-runner worker`): one cell of perfgate's models or an
+// perfgate's own worker (`perfgate-runner worker`): cells of perfgate's models or an
 // AOTInductor package served in the worker mode of the --exec protocol, version 3
 // (docs/PROTOCOL.md, "Worker mode"), so that `perfgate ab` drives it exactly like a user's
 // benchmark: the cell on stdin, hello, warm-up, ready, then one timed repetition per request.
@@ -9,8 +9,9 @@
 
 namespace pg::worker {
 
-// Serves the cell read from `in_fd`, answering on `out_fd`; returns the exit status: 0 after the
-// end line, 2 after refusing the cell or a request, 4 after an oom or error line. Settings named
+// Serves the cells read from `in_fd`, one after another (its hello says "cells": "many"),
+// answering on `out_fd`; returns the exit status: 0 when the input ends after an end line, 2
+// after refusing a cell or a request, 4 after an oom or error line. Settings named
 // in a refusal are written by `spell` (the command line's flags). When `in_fd` ends before the
 // end request, the process exits at once with status 0, whatever it was doing: its driver is
 // gone. Throws RuntimeFailure when `out_fd` cannot be written.

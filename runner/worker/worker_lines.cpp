@@ -39,7 +39,8 @@ std::string hello_line(const std::string& torch_version, const std::optional<Hel
   ordered_json j = {{"type", "hello"},
                     {"protocol", kWorkerProtocolVersion},
                     {"engine", "perfgate"},
-                    {"versions", {{"torch", torch_version}}}};
+                    {"versions", {{"torch", torch_version}}},
+                    {"cells", "many"}};  // it serves cell after cell (docs/PROTOCOL.md)
   if (facts) {
     ordered_json m = ordered_json::object();
     auto put = [&](const char* key, const std::optional<double>& v) {
