@@ -45,17 +45,30 @@ MeasureOptions measure_options(const SweepConfig& cfg) {
   return opt;
 }
 
+// Untimed pairs after both workers' own warm-up, in ABBA order: each side's first repetitions
+// after its warm-up (and after the other side's) are not the steady state (measured on the H200:
+// the first repetition of the side that warmed up last ran 10% slow), and a side must not pay
+// for having started second.
+constexpr int kSharedWarmupPairs = 2;
+
 // The two sides of one cell: both workers started (each warms up in turn, so only one side is on
-// the device at a time), then the pairs in `order`, then both finished. A side that fails stops
-// the pairs; the other side keeps the samples it has.
+// the device at a time), the shared warm-up pairs, then the timed pairs in `order`, then both
+// finished. A side that fails stops the pairs; the other side keeps the samples it has.
 std::array<CellResult, 2> measure_cell(const CellKey& key, const MeasureOptions& opt,
                                        std::array<SideState, 2>& sides,
                                        const std::vector<Side>& order) {
+  MeasureOptions asked = opt;  // the worker's reps: the most it will be asked for
+  asked.reps = opt.reps + kSharedWarmupPairs;
   std::array<std::unique_ptr<SideCell>, 2> cell;
-  for (size_t s = 0; s < 2; ++s) cell[s] = sides[s].open(key, opt);
-  for (size_t i = 0; i < order.size(); ++i) {
+  for (size_t s = 0; s < 2; ++s) cell[s] = sides[s].open(key, asked, kSharedWarmupPairs);
+  bool ok = true;
+  for (int i = 0; i < kSharedWarmupPairs && ok; ++i) {
+    const size_t first = static_cast<size_t>(i % 2 == 0 ? Side::base : Side::head);
+    ok = cell[first]->repetition(0) && cell[1 - first]->repetition(1);
+  }
+  for (size_t i = 0; i < order.size() && ok; ++i) {
     const size_t first = static_cast<size_t>(order[i]);
-    if (!cell[first]->repetition(0) || !cell[1 - first]->repetition(1)) break;
+    ok = cell[first]->repetition(0) && cell[1 - first]->repetition(1);
   }
   std::array<CellResult, 2> out;
   for (size_t s = 0; s < 2; ++s) out[s] = cell[s]->finish();

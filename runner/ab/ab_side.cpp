@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "runner/exec/exec_cell.h"
@@ -34,8 +35,9 @@ SideState::SideState(const SweepConfig& cfg, std::string worker, Environment env
 
 SideState::~SideState() = default;
 
-std::unique_ptr<SideCell> SideState::open(const CellKey& key, const MeasureOptions& opt) {
-  return std::make_unique<SideCell>(*this, key, opt);
+std::unique_ptr<SideCell> SideState::open(const CellKey& key, const MeasureOptions& opt,
+                                          int untimed) {
+  return std::make_unique<SideCell>(*this, key, opt, untimed);
 }
 
 void SideState::begin_if_needed(Store& store, const std::string& started_at) {
@@ -68,8 +70,8 @@ std::string SideState::commit_text() const {
   return git_.commit ? git_.commit->substr(0, 12) + (git_.dirty ? ", dirty" : "") : git_.state;
 }
 
-SideCell::SideCell(SideState& side, const CellKey& key, const MeasureOptions& opt)
-    : side_(side), key_(key), opt_(opt) {
+SideCell::SideCell(SideState& side, const CellKey& key, const MeasureOptions& opt, int untimed)
+    : side_(side), key_(key), opt_(opt), untimed_(untimed) {
   exec::WorkerSpec spec;
   spec.command = side.worker_;
   spec.cwd = side.cfg_.repo;
@@ -102,10 +104,16 @@ CellResult SideCell::finish() {
                               worker_->engine()->name + ", the run's first cell " +
                               side_.engine_->name);
   } else {
+    CellSamples timed = worker_->samples();  // without the shared warm-up's repetitions
+    const auto drop = static_cast<std::ptrdiff_t>(
+        std::min<size_t>(static_cast<size_t>(untimed_), timed.prefill_ms.size()));
+    timed.prefill_ms.erase(timed.prefill_ms.begin(), timed.prefill_ms.begin() + drop);
+    timed.decode_ms.erase(timed.decode_ms.begin(), timed.decode_ms.begin() + drop);
+    positions_.erase(positions_.begin(), positions_.begin() + drop);
     MeasureOptions taken = opt_;  // the sanity check counts the repetitions this side took
-    taken.reps = static_cast<int>(worker_->samples().prefill_ms.size());
+    taken.reps = static_cast<int>(timed.prefill_ms.size());
     const auto device = side_.env_.find("device");
-    r = exec::exec_cell_result(key_, taken, *worker_->engine(), worker_->samples(),
+    r = exec::exec_cell_result(key_, taken, *worker_->engine(), std::move(timed),
                                end->peak_alloc_bytes, end->profile,
                                device == side_.env_.end() ? "" : device->second);
     r.samples.ab_position = positions_;

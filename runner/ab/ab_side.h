@@ -33,8 +33,9 @@ class SideState {
   SideState(SideState&&) = default;
   ~SideState();
 
-  // Starts the side's worker for the cell: it has warmed up when this returns.
-  std::unique_ptr<SideCell> open(const CellKey& key, const MeasureOptions& opt);
+  // Starts the side's worker for the cell: it has warmed up when this returns. The first
+  // `untimed` repetitions it is asked for are the shared warm-up: left out of the result.
+  std::unique_ptr<SideCell> open(const CellKey& key, const MeasureOptions& opt, int untimed);
   // The run row is written with the first cell (an `exec` engine's versions come from it).
   void store_cell(Store& store, const std::string& started_at, CellResult cell);
   void begin_if_needed(Store& store, const std::string& started_at);
@@ -65,7 +66,7 @@ class SideState {
 
 class SideCell {
  public:
-  SideCell(SideState& side, const CellKey& key, const MeasureOptions& opt);
+  SideCell(SideState& side, const CellKey& key, const MeasureOptions& opt, int untimed);
   ~SideCell();
   // One timed repetition, at `position` in its pair (0 first, 1 second); false once this side's
   // cell has failed (then it asks for nothing more).
@@ -78,6 +79,7 @@ class SideCell {
   CellKey key_;
   MeasureOptions opt_;
   std::unique_ptr<exec::WorkerClient> worker_;
+  int untimed_;
   std::vector<int> positions_;  // of each repetition taken, in its pair
 };
 

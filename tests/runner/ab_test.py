@@ -144,7 +144,9 @@ class AbRun(unittest.TestCase):
 
     def test_the_other_side_keeps_its_samples_when_one_worker_crashes(self):
         db = os.path.join(self.tmp.name, "crash-one.db")
-        wrapper = "AB_TEST_CRASH_AFTER=%d python3 bench.py" % ((1 + 3) * 5)
+        # The head crashes in its 4th timed repetition: after its warm-up, the 2 shared warm-up
+        # repetitions and 3 timed ones, of 5 decode steps each.
+        wrapper = "AB_TEST_CRASH_AFTER=%d python3 bench.py" % ((1 + 2 + 3) * 5)
         r = self.ab("base-a", "base-b", db, extra=["--head-worker", wrapper])
         self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
         by_side = {run["ab"]["side"]: run for run in self.runs(db)}
