@@ -21,7 +21,7 @@ struct AbSettings {
   // A/B runs measured cell by cell: each cell is measured by every A/B run in turn, each with its
   // own worker per side, so that a difference between two worker processes is replicated and the
   // paired test's unit (the A/B run) includes it (docs/STATISTICS.md, "Paired A/B runs").
-  int ab_runs = 1;
+  int ab_runs = 5;
   // The A/B runs share one worker per side (where the worker takes several cells): the cell is
   // opened afresh for each A/B run in the same two processes. Cheaper; it replicates what differs
   // between two openings of a cell (its buffers, its CUDA graph), not between two processes.

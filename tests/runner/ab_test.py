@@ -89,8 +89,9 @@ class AbRun(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def ab(self, base, head, db, extra=(), env=None, **kw):
-        cmd = [PERFGATE, "ab", "--base", self.checkouts[base], "--head", self.checkouts[head],
+    def ab(self, base, head, db, extra=(), env=None, ab_runs="1", **kw):
+        runs = ["--ab-runs", ab_runs] if ab_runs else []  # None: perfgate ab's default
+        cmd = [PERFGATE, "ab", *runs, "--base", self.checkouts[base], "--head", self.checkouts[head],
                "--exec", "python3 bench.py", "--model", "spin", "--device", "cpu",
                "--batch-sizes", "1,2", "--seq-lens", "8", "--gen-tokens", "6", "--warmup", "1",
                "--reps", "12", "--order-seed", "7", "--profile", "off", "--db", db, *extra]
@@ -108,25 +109,31 @@ class AbRun(unittest.TestCase):
 
     def test_a_and_a_pass_the_gate(self):
         db = os.path.join(self.tmp.name, "aa.db")
-        r = self.ab("base-a", "base-b", db)
+        r = self.ab("base-a", "base-b", db, ab_runs=None)  # the default: 5 A/B runs
         self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
         runs = self.runs(db)
-        self.assertEqual(len(runs), 2)
-        self.assertEqual({run["ab"]["side"] for run in runs}, {"base", "head"})
-        self.assertEqual(runs[0]["ab"]["uuid"], runs[1]["ab"]["uuid"])
-        self.assertEqual(runs[0]["ab"]["seed"], 7)
+        self.assertEqual(len(runs), 10)
+        by_uuid = {}
+        for run in runs:
+            by_uuid.setdefault(run["ab"]["uuid"], []).append(run)
+        self.assertEqual(len(by_uuid), 5)
+        for pair in by_uuid.values():
+            self.assertEqual(sorted(run["ab"]["side"] for run in pair), ["base", "head"])
+        self.assertEqual(sorted({run["ab"]["seed"] for run in runs}), [7, 8, 9, 10, 11])
         for run in runs:
             for c in run["cells"]:
                 self.assertEqual(c["status"], "ok", c)
                 self.assertEqual(len(c["samples"]["ab_position"]), 12)
         # Each pair has one side first and the other second.
-        for cb, ch in zip(runs[0]["cells"], runs[1]["cells"]):
-            for pb_, ph in zip(cb["samples"]["ab_position"], ch["samples"]["ab_position"]):
-                self.assertEqual(pb_ + ph, 1)
+        for pair in by_uuid.values():
+            base, head = sorted(pair, key=lambda run: run["ab"]["side"])
+            for cb, ch in zip(base["cells"], head["cells"]):
+                for pb_, ph in zip(cb["samples"]["ab_position"], ch["samples"]["ab_position"]):
+                    self.assertEqual(pb_ + ph, 1)
         sha = self.shas["base"]
         g = self.compare(db, sha, sha)  # one commit: its base sides against its head sides
         self.assertEqual(g.returncode, 0, g.stdout + g.stderr)
-        self.assertIn("paired t on the 6 ABBA blocks", g.stdout)
+        self.assertIn("paired t on the means of 5 A/B runs", g.stdout)
 
     def test_a_genuinely_slower_head_is_slower_in_its_pairs_and_fails(self):
         db = os.path.join(self.tmp.name, "ab.db")

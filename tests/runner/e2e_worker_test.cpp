@@ -35,7 +35,7 @@ json tiny_cell(const std::string& repo, int gen_tokens = 4, int reps = 3, bool p
 }
 
 // Every stdout line of one worker, and the same lines through the --exec protocol's reader:
-// hello as its version 2 (the reader of this build speaks up to 2), ready left out.
+// hello as a version 2 one (without worker mode's "cells"), ready left out.
 class Transcript {
  public:
   Transcript(int reps, int gen_tokens, bool profile) : reader_(reps, gen_tokens, profile) {}
@@ -45,7 +45,11 @@ class Transcript {
     const json j = json::parse(*line);
     EXPECT_EQ(j.value("type", ""), type) << *line << "\n" << w.err();
     json as_v2 = j;
-    if (j.value("type", "") == "hello") as_v2["protocol"] = 2;
+    if (j.value("type", "") == "hello") {
+      EXPECT_EQ(j.value("cells", ""), "many");  // perfgate's worker takes cell after cell
+      as_v2["protocol"] = 2;
+      as_v2.erase("cells");
+    }
     if (j.value("type", "") != "ready") reader_.feed(as_v2.dump());
     return j;
   }
@@ -74,12 +78,31 @@ TEST(Worker, ServesHelloReadyOneRepetitionPerRequestAndEnd) {
     for (const auto& step : rep["decode_ms"]) EXPECT_GT(step.get<double>(), 0);
   }
   w.send(R"({"op":"end"})");
+  w.close_stdin();  // no further cell: the worker exits after its end line
   const json end = t.take(w, "end");
   EXPECT_FALSE(end.contains("peak_alloc_bytes")) << "a CPU has no allocator peak to report";
   EXPECT_FALSE(w.read_line()) << "nothing after the end line";
   EXPECT_EQ(w.wait(), 0) << w.err();
   EXPECT_EQ(t.reader().state(), pg::exec::ProtocolReader::State::done);
   EXPECT_EQ(t.reader().samples().prefill_ms.size(), 3u);
+}
+
+TEST(Worker, TakesTheNextCellAfterAnEndLineUntilItsInputEnds) {
+  TempDir repo;
+  WorkerProcess w({runner_bin(), "worker"}, repo.str());
+  for (int cell = 0; cell < 2; ++cell) {
+    w.send(tiny_cell(repo.str(), 4, 1).dump());
+    Transcript t(1, 4, false);
+    t.take(w, "hello");
+    t.take(w, "ready");
+    w.send(json{{"op", "rep"}, {"rep", 0}}.dump());
+    EXPECT_EQ(t.take(w, "rep")["rep"], 0);  // each cell numbers its repetitions from 0
+    w.send(R"({"op":"end"})");
+    t.take(w, "end");
+  }
+  w.close_stdin();
+  EXPECT_FALSE(w.read_line());
+  EXPECT_EQ(w.wait(), 0) << w.err();
 }
 
 TEST(Worker, ProfilesOneSequenceAfterTheTimedRepetitionsWhenAsked) {
@@ -94,6 +117,7 @@ TEST(Worker, ProfilesOneSequenceAfterTheTimedRepetitionsWhenAsked) {
     t.take(w, "rep");
   }
   w.send(R"({"op":"end"})");
+  w.close_stdin();  // no further cell: the worker exits after its end line
   const json profile = t.take(w, "profile");
   EXPECT_EQ(profile["steps"].size(), 4u) << "the prefill and the 3 decode steps";
   t.take(w, "end");
@@ -198,6 +222,7 @@ TEST(Worker, AFileModelResolvesAgainstTheCellsRepository) {
     w.send(R"({"op":"rep","rep":0})");
     EXPECT_EQ(json::parse(*w.read_line())["decode_ms"].size(), 2u);
     w.send(R"({"op":"end"})");
+  w.close_stdin();  // no further cell: the worker exits after its end line
     EXPECT_EQ(json::parse(*w.read_line())["type"], "end");
     EXPECT_EQ(w.wait(), 0) << w.err();
   }
@@ -246,6 +271,7 @@ TEST(Worker, PerfgateHandsTheWorkerToTheRunner) {
   w.send(R"({"op":"rep","rep":0})");
   EXPECT_EQ(json::parse(*w.read_line())["decode_ms"].size(), 1u);
   w.send(R"({"op":"end"})");
+  w.close_stdin();  // no further cell: the worker exits after its end line
   EXPECT_EQ(json::parse(*w.read_line())["type"], "end");
   EXPECT_EQ(w.wait(), 0) << w.err();
 }
@@ -275,6 +301,7 @@ TEST(WorkerAoti, ServesAPackageWithItsSidecarsFacts) {
     EXPECT_EQ(t.take(w, "rep")["decode_ms"].size(), 3u);
   }
   w.send(R"({"op":"end"})");
+  w.close_stdin();  // no further cell: the worker exits after its end line
   t.take(w, "profile");
   t.take(w, "end");
   EXPECT_EQ(w.wait(), 0) << w.err();
