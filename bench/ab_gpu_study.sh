@@ -16,33 +16,11 @@ out=${1:?usage: ab_gpu_study.sh OUT DEADLINE_S AB_RUNS PAIRS CONDITION...}
 deadline=$2 ab_runs=$3 pairs=$4
 shift 4
 cd "$(dirname "$0")/.." || exit 1
-source .device-debs/env.sh
-export PATH=/opt/devroot/usr/bin:$PATH
-echo /opt/devroot/usr/lib/x86_64-linux-gnu > /etc/ld.so.conf.d/zz-devroot.conf && ldconfig
-mkdir -p "$out" /opt/gates
-t0=$(date +%s)
-log() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$out/log.txt"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$out/log.txt"
-build() {  # build EVERY DEST
-  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DPERFGATE_BUILD_TESTS=OFF \
-    -DPERFGATE_EXTRA_COPY_EVERY="$1" -DPERFGATE_PLOTLY_JS="$PWD/.device-debs/plotly.min.js" \
-    > /opt/gates/cmake-$1.log 2>&1 &&
-    cmake --build build-gpu -j16 --target perfgate perfgate-runner >> /opt/gates/cmake-$1.log 2>&1 ||
-    { tail -30 /opt/gates/cmake-$1.log; exit 1; }
-  mkdir -p "$2" && cp build-gpu/perfgate build-gpu/perfgate-runner "$2/"
-  log "built copy-every $1 into $2"
-}
-build 0 /opt/pg-shipped
+# shellcheck source=SCRIPTDIR/ab_gpu_lib.sh
+source bench/ab_gpu_lib.sh
 for every in $(printf '%s\n' "$@" | sed -n 's/^ab-\([0-9]*\)-.*/\1/p' | sort -un); do
   build "$every" "/opt/pg-every-$every"
 done
-pg=/opt/pg-shipped/perfgate
-repo=/opt/abcal/repo
-rm -rf /opt/abcal && mkdir -p $repo && git init -q -b main $repo
-for m in A B; do git -C $repo -c user.name=pg -c user.email=pg@local commit -q --allow-empty -m "$m"; done
-A=$(git -C $repo rev-parse main~1) B=$(git -C $repo rev-parse main)
-git -C $repo worktree add -q --detach /opt/abcal/A "$A"
-git -C $repo worktree add -q --detach /opt/abcal/B "$B"
 printf 'condition\tseconds\trc\tregressions\timprovements\tpower\n' > "$out/gates.tsv"
 g=0 longest=60
 while [ $(($(date +%s) - t0 + longest)) -le "$deadline" ]; do

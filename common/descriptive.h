@@ -36,4 +36,18 @@ inline double quantile(std::vector<double> v, double q) {
   return sorted_quantile(v, q);
 }
 
+// Arithmetic mean of a non-empty list (empty: NaN), and the sum of squared deviations from
+// `mean`: the two parts of a sample variance, as the t tests use them.
+inline double mean_of(const std::vector<double>& v) {
+  double m = 0.0;
+  for (double x : v) m += x;
+  return m / static_cast<double>(v.size());
+}
+
+inline double sum_sq_dev(const std::vector<double>& v, double mean) {
+  double ss = 0.0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return ss;
+}
+
 }  // namespace pg

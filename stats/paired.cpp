@@ -3,24 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/descriptive.h"
 #include "stats/student_t.h"
 
 namespace pg::stats {
 namespace {
 
 bool usable(double v) { return std::isfinite(v) && v > 0.0; }
-
-double mean_of(const std::vector<double>& v) {
-  double m = 0.0;
-  for (double x : v) m += x;
-  return m / static_cast<double>(v.size());
-}
-
-double sum_sq_dev(const std::vector<double>& v, double mean) {
-  double ss = 0.0;
-  for (double x : v) ss += (x - mean) * (x - mean);
-  return ss;
-}
 
 }  // namespace
 

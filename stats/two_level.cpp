@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "common/descriptive.h"
 #include "stats/normal.h"
 #include "stats/student_t.h"
 
@@ -32,18 +33,6 @@ Side summarize(const RunGroups& runs) {
     s.run_means.push_back(mean);
   }
   return s;
-}
-
-double mean_of(const std::vector<double>& v) {
-  double m = 0.0;
-  for (double x : v) m += x;
-  return m / static_cast<double>(v.size());
-}
-
-double sum_sq_dev(const std::vector<double>& v, double mean) {
-  double ss = 0.0;
-  for (double x : v) ss += (x - mean) * (x - mean);
-  return ss;
 }
 
 }  // namespace
