@@ -35,8 +35,7 @@ SweepConfig resolve_side(const AbFlags& f, const std::string& dir, const char* f
   try {
     return resolve_sweep_config(side);
   } catch (const SettingError& e) {
-    throw UsageError(std::string(flag) + " " + dir + ": " +
-                     e.spelled(flag_for_setting));
+    throw UsageError(std::string(flag) + " " + dir + ": " + e.spelled(flag_for_setting));
   }
 }
 
@@ -98,8 +97,8 @@ void add_ab_command(CLI::App& root, Action& action) {
       ->type_name("N")
       ->capture_default_str();
   cmd->add_flag("--share-workers", flags->share_workers,
-               "the A/B runs share one worker per side, each opening the cell afresh (cheaper; "
-               "replicates what differs between two openings of a cell, not between processes)");
+                "the A/B runs share one worker per side, each opening the cell afresh (cheaper; "
+                "replicates what differs between two openings of a cell, not between processes)");
   add_run_flags(*cmd, flags->run);
   cmd->callback([&action, flags] {
     action = [flags] {

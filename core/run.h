@@ -80,7 +80,7 @@ struct Run {
   GitInfo git;
   Environment env;
   std::string config_json = "{}";  // the resolved sweep, for reproduction
-  std::optional<AbPairing> ab;      // set on the two runs of an A/B run
+  std::optional<AbPairing> ab;     // set on the two runs of an A/B run
   std::vector<CellResult> cells;
 };
 

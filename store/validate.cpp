@@ -94,7 +94,8 @@ void validate_run(const Run& run, const std::string& where) {
     bad(where + "/uuid", "'" + run.uuid + "' is not 32 hex digits or absent");
   if (run.ab) {
     const std::string wa = where + "/ab";
-    if (!is_run_uuid(run.ab->uuid)) bad(wa + "/uuid", "'" + run.ab->uuid + "' is not 32 hex digits");
+    if (!is_run_uuid(run.ab->uuid))
+      bad(wa + "/uuid", "'" + run.ab->uuid + "' is not 32 hex digits");
     if (run.ab->side != "base" && run.ab->side != "head")
       bad(wa + "/side", "'" + run.ab->side + "' is not base or head");
     if (run.ab->design != "abba") bad(wa + "/design", "'" + run.ab->design + "' is not abba");

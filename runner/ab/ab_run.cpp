@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <optional>
-#include <array>
 #include <random>
 
 #include "common/errors.h"
@@ -16,8 +16,8 @@
 #include "common/program_name.h"
 #include "common/utc_time.h"
 #include "core/cell_label.h"
-#include "runner/ab/abba_order.h"
 #include "runner/ab/ab_side.h"
+#include "runner/ab/abba_order.h"
 #include "runner/exec/exec_process.h"
 #include "runner/fingerprint.h"
 #include "runner/stop_signals.h"

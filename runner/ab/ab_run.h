@@ -32,9 +32,9 @@ struct AbSettings {
 std::string builtin_worker_command();
 
 // Measures every cell of `s.base` (the cells of both sides are the same) and stores each A/B
-// run's two runs in s.base.db. Returns the exit code: 0 when both runs are complete, 4 when a signal stopped it
-// after the current cell (both runs stored as incomplete). Cells one side could not measure are
-// stored as that side's `error` / `oom` cells; the other side keeps its samples.
+// run's two runs in s.base.db. Returns the exit code: 0 when both runs are complete, 4 when a
+// signal stopped it after the current cell (both runs stored as incomplete). Cells one side could
+// not measure are stored as that side's `error` / `oom` cells; the other side keeps its samples.
 int perform_ab(const AbSettings& s, const std::string& started_at = {});
 
 }  // namespace pg::ab

@@ -22,8 +22,8 @@ std::string own_executable() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("perfgate-runner");
 }
 
-SideState::SideState(const SweepConfig& cfg, std::string worker, Environment env,
-                     AbPairing pairing, std::string side)
+SideState::SideState(const SweepConfig& cfg, std::string worker, Environment env, AbPairing pairing,
+                     std::string side)
     : cfg_(cfg),
       worker_(std::move(worker)),
       env_(std::move(env)),

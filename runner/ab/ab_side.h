@@ -17,7 +17,7 @@ class Store;
 namespace pg::exec {
 class ChildProcess;
 class WorkerClient;
-}
+}  // namespace pg::exec
 
 namespace pg::ab {
 

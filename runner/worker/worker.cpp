@@ -168,7 +168,6 @@ std::string refusal(const std::exception& e, const SettingSpelling& spell) {
   return e.what();
 }
 
-
 // One cell, from its line to its end line: nullopt when it ended well (the worker then waits for
 // the next cell), else the exit status the worker ends with.
 std::optional<int> serve_cell(const std::string& cell_text, InputLines& input, int out_fd,

@@ -222,7 +222,7 @@ TEST(Worker, AFileModelResolvesAgainstTheCellsRepository) {
     w.send(R"({"op":"rep","rep":0})");
     EXPECT_EQ(json::parse(*w.read_line())["decode_ms"].size(), 2u);
     w.send(R"({"op":"end"})");
-  w.close_stdin();  // no further cell: the worker exits after its end line
+    w.close_stdin();  // no further cell: the worker exits after its end line
     EXPECT_EQ(json::parse(*w.read_line())["type"], "end");
     EXPECT_EQ(w.wait(), 0) << w.err();
   }

@@ -92,8 +92,7 @@ TEST(AbRuns, ADocumentThatContradictsItselfIsRefusedWithItsPath) {
 
   auto bad_value = good;
   bad_value["cells"][0]["samples"]["ab_position"][1] = 2;
-  EXPECT_NE(refusal(bad_value).find("/cells/0/samples/ab_position/1: must be 0"),
-            std::string::npos)
+  EXPECT_NE(refusal(bad_value).find("/cells/0/samples/ab_position/1: must be 0"), std::string::npos)
       << refusal(bad_value);
 
   auto unpaired = good;

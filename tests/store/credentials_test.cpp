@@ -141,8 +141,9 @@ TEST(Credentials, AVersion7StoreMigratesKeepingItsTriageLog) {
     char* err = nullptr;
     ASSERT_EQ(
         sqlite3_exec(db,
-                     (std::string(test::kUndoAbStep) + "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
-                     "ALTER TABLE gate_result_events DROP COLUMN via; PRAGMA user_version = 7")
+                     (std::string(test::kUndoAbStep) +
+                      "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
+                      "ALTER TABLE gate_result_events DROP COLUMN via; PRAGMA user_version = 7")
                          .c_str(),
                      nullptr, nullptr, &err),
         SQLITE_OK)

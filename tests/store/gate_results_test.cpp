@@ -118,14 +118,15 @@ TEST(GateResults, ADatabaseFromBeforeTheStepMigratesAndKeepsItsData) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           (std::string(test::kUndoAbStep) + "DROP TABLE credentials; "
-                           "ALTER TABLE regression_events DROP COLUMN via; "
-                           "DROP TABLE profile_ops; DROP TABLE profile_steps; "
-                           "DROP TABLE profiles; DROP TABLE profile_names; "
-                           "DROP TABLE gate_result_events; DROP TABLE gate_results; "
-                           "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; "
-                           "PRAGMA user_version = 4")
-                              .c_str(),
+                           (std::string(test::kUndoAbStep) +
+                            "DROP TABLE credentials; "
+                            "ALTER TABLE regression_events DROP COLUMN via; "
+                            "DROP TABLE profile_ops; DROP TABLE profile_steps; "
+                            "DROP TABLE profiles; DROP TABLE profile_names; "
+                            "DROP TABLE gate_result_events; DROP TABLE gate_results; "
+                            "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; "
+                            "PRAGMA user_version = 4")
+                               .c_str(),
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(db);

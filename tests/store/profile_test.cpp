@@ -126,15 +126,17 @@ TEST(Profiles, ADatabaseFromBeforeTheStepMigratesAndKeepsItsRuns) {
   {  // what perfgate wrote at schema version 6
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db,
-                           (std::string(test::kUndoAbStep) + "DROP TABLE credentials; "
-                           "ALTER TABLE regression_events DROP COLUMN via; "
-                           "ALTER TABLE gate_result_events DROP COLUMN via; "
-                           "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
-                           "DROP TABLE profile_names; PRAGMA user_version = 6")
-                              .c_str(),
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK);
+    ASSERT_EQ(
+        sqlite3_exec(db,
+                     (std::string(test::kUndoAbStep) +
+                      "DROP TABLE credentials; "
+                      "ALTER TABLE regression_events DROP COLUMN via; "
+                      "ALTER TABLE gate_result_events DROP COLUMN via; "
+                      "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
+                      "DROP TABLE profile_names; PRAGMA user_version = 6")
+                         .c_str(),
+                     nullptr, nullptr, nullptr),
+        SQLITE_OK);
     sqlite3_close(db);
   }
   Store s(path);

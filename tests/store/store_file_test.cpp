@@ -99,12 +99,12 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
   }
   raw_exec(path,
            std::string(test::kUndoAbStep) +
-           "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
-           "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
-           "DROP TABLE profile_names; "
-           "DROP TABLE gate_result_events; DROP TABLE gate_results; DROP TABLE view_cache; "
-           "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; "
-           "ALTER TABLE runs DROP COLUMN git_remote; PRAGMA user_version = 2");
+               "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
+               "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
+               "DROP TABLE profile_names; "
+               "DROP TABLE gate_result_events; DROP TABLE gate_results; DROP TABLE view_cache; "
+               "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; "
+               "ALTER TABLE runs DROP COLUMN git_remote; PRAGMA user_version = 2");
   Store s(path);
   EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
   EXPECT_EQ(s.run_count(), 1);
@@ -126,11 +126,11 @@ TEST(Store, MigratesAVersion5StoreGivingEveryRunItsOwnUuid) {
   }
   raw_exec(path,
            std::string(test::kUndoAbStep) +
-           "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
-           "ALTER TABLE gate_result_events DROP COLUMN via; "
-           "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
-           "DROP TABLE profile_names; "
-           "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; PRAGMA user_version = 5");
+               "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
+               "ALTER TABLE gate_result_events DROP COLUMN via; "
+               "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
+               "DROP TABLE profile_names; "
+               "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; PRAGMA user_version = 5");
   Store s(path);
   EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
   EXPECT_EQ(s.run_count(), 2);

@@ -37,7 +37,8 @@ int64_t write_run(Store& s, const Run& r, bool finish = true);
 // Undoes schema step 9 (A/B runs), for the tests that rebuild what an older perfgate wrote: put it
 // first in their SQL, then undo their own steps.
 inline constexpr const char* kUndoAbStep =
-    "DROP INDEX runs_ab; ALTER TABLE runs DROP COLUMN ab_uuid; ALTER TABLE runs DROP COLUMN ab_side; "
+    "DROP INDEX runs_ab; ALTER TABLE runs DROP COLUMN ab_uuid; ALTER TABLE runs DROP COLUMN "
+    "ab_side; "
     "ALTER TABLE runs DROP COLUMN ab_design; ALTER TABLE runs DROP COLUMN ab_seed; "
     "ALTER TABLE repetitions DROP COLUMN ab_position; ";
 
