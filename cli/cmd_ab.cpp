@@ -29,13 +29,19 @@ struct AbFlags {
   bool share_workers = false;
 };
 
-SweepConfig resolve_side(const AbFlags& f, const std::string& dir, const char* flag) {
+SweepConfig resolve_side(const AbFlags& f, const std::string& dir, const std::string& flag) {
   RunFlags side = f.run;
   side.values["repo"] = dir;
   try {
     return resolve_sweep_config(side);
   } catch (const SettingError& e) {
-    throw UsageError(std::string(flag) + " " + dir + ": " + e.spelled(flag_for_setting));
+    // The side's checkout is its `repo`: a message about it names the side's flag.
+    const auto spell = [&flag](const std::string& name) {
+      return name == "repo" ? flag : flag_for_setting(name);
+    };
+    const auto named = e.settings();
+    const bool about_checkout = !named.empty() && named.front() == "repo";
+    throw UsageError((about_checkout ? "" : flag + " " + dir + ": ") + e.spelled(spell));
   }
 }
 
