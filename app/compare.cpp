@@ -4,6 +4,7 @@
 #include <map>
 
 #include "app/explain.h"
+#include "app/trusted_history.h"
 #include "core/cell_label.h"
 #include "stats/auto_min_effect.h"
 
@@ -26,6 +27,22 @@ std::map<CellKey, std::vector<stats::HistoryRun>> min_effect_history(
     }
   }
   return history;
+}
+
+// What the trusted history held, for the reader: the per-cell use is in the rule and the cells.
+std::string history_note(const stats::TrustedHistory& h, const std::string& name) {
+  if (h.empty())
+    return "trusted history " + name +
+           ": no cell of the head has 2 or more runs of another commit there on this environment "
+           "with its number of repetitions, so the run variance is the gate's own";
+  int runs = 0, commits = 0;
+  for (const auto& [cell, v] : h) {
+    runs = std::max(runs, v.runs);
+    commits = std::max(commits, v.commits);
+  }
+  return "trusted history " + name + ": a run variance for " + std::to_string(h.size()) +
+         " cells, from up to " + std::to_string(runs) + " runs of " + std::to_string(commits) +
+         " commits each";
 }
 
 void note_dirty(const std::vector<Run>& runs, const char* side, std::vector<std::string>& notes) {
@@ -94,7 +111,8 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
   GateOptions opt = settings.gate;
   if (settings.min_effect_auto) {
     const stats::AutoMinEffect a =
-        stats::auto_min_effect(min_effect_history(store, c.head_runs, head_sha),
+        stats::auto_min_effect(min_effect_history(scope.history ? *scope.history : store,
+                                                  c.head_runs, head_sha),
                                settings.min_effect_floor, GateOptions{}.min_effect);
     // 'auto' learns decode latency's spread: every other metric keeps its own value, or the
     // fixed default (docs/STATISTICS.md "More than one metric").
@@ -104,7 +122,12 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
     opt.min_effect = a.value;
     opt.min_effect_source = a.reason;
   }
-  c.result = evaluate_gate(base_sha, c.base_runs, head_sha, c.head_runs, opt);
+  stats::TrustedHistory history;
+  if (scope.history) {
+    history = trusted_history(*scope.history, c.head_runs, opt.metrics, {base_sha, head_sha});
+    c.notes.push_back(history_note(history, scope.history_name));
+  }
+  c.result = evaluate_gate(base_sha, c.base_runs, head_sha, c.head_runs, opt, history);
   c.explanations = explain(c.result, c.base_runs, c.head_runs);
   if (settings.fail_on_counter_change) fail_on_counter_change(c);
   for (std::string& w : c.result.warnings) w = SettingError::spell_settings(w, spell);

@@ -17,6 +17,11 @@ namespace pg::app {
 // Which of the stored runs take part.
 struct CompareScope {
   std::optional<std::string> device;  // only runs measured on this device (environment "device")
+  // A store of trusted runs (written only by jobs that ran no pull request's code) whose
+  // replicated runs of other commits give the t test a run variance with more degrees of freedom
+  // (app/trusted_history.h); `history_name` names it in the notes. None: the gate's runs alone.
+  Store* history = nullptr;
+  std::string history_name;
 };
 
 struct Comparison {

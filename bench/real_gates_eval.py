@@ -92,6 +92,16 @@ def gate_wall(db):
         return float("nan")
 
 
+def variance_sources(j):
+    """Where the cells' t tests took their run variance: "pooled x12 (history df 21)"."""
+    count = defaultdict(int)
+    dfs = [c["history_df"] for c in j["cells"] if c.get("history_df") is not None]
+    for c in j["cells"]:
+        count[c.get("variance_source") or "-"] += 1
+    text = ", ".join(f"{k} x{n}" for k, n in sorted(count.items()))
+    return text + (f" (history df {min(dfs):g}-{max(dfs):g})" if dfs else "")
+
+
 def gates(argv):
     pg, rounds, seq, dbs, extra, jobs = None, None, None, [], [], 1
     i = 0
@@ -115,8 +125,8 @@ def gates(argv):
     if seq and not rounds:
         sys.exit("--sequential needs --rounds (the first rounds)")
     print("| gate | exit | verdict | worst ratio | min p adj | MDE one cell | MDE all cells | "
-          "min effect | measured s | run s | rounds |")
-    print("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+          "min effect | measured s | run s | rounds | run variance |")
+    print("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|")
     def judge_gate(db):  # the gate's last look: (exit code, JSON report, rounds per side used)
         own = tempfile.mkdtemp(dir=tmp)  # copies of databases of one name from several dirs
         looks = seq - rounds + 1 if seq else 1
@@ -142,7 +152,7 @@ def gates(argv):
         print(f"| {os.path.relpath(db)} | {rc} | {j['verdict']} | {max(ratios):.4f} | "
               f"{min(ps):.3g} | {fmt_e(j.get('mde'))} | {fmt_e(j.get('mde_all_cells'))} | "
               f"{100 * j['min_effect']:.2f}% | {j.get('measured_seconds', 0):.1f} | "
-              f"{j.get('run_seconds', 0):.0f} | {used} |")
+              f"{j.get('run_seconds', 0):.0f} | {used} | {variance_sources(j)} |")
     shutil.rmtree(tmp)
     print()
     for kind, rows in sorted(by_kind.items()):

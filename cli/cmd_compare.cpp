@@ -28,6 +28,7 @@ namespace {
 
 struct CompareFlags {
   std::string base, head, db = "perfgate.db", repo = ".", main_branch = "main";
+  std::string history_db;  // trusted runs for the run variance (docs/STATISTICS.md)
   app::GateSettings settings;  // the gate's settings, their defaults and rules: app/gate_settings.h
   std::string min_effect_text = app::min_effect_text(settings);  // a number, or "auto"
   std::string metrics_text = app::metrics_text(settings);
@@ -105,9 +106,16 @@ int run_compare(CompareFlags f) {
   ResolvedRevision base = f.base == kMergeBaseRevision ? resolve_merge_base(head.sha, ctx)
                                                        : resolve_revision(f.base, ctx);
 
+  app::CompareScope scope;
+  std::unique_ptr<Store> history;
+  if (!f.history_db.empty()) {
+    history = open_existing_db(f.history_db, "--history");
+    scope.history = history.get();
+    scope.history_name = f.history_db;
+  }
   app::Comparison c;
   try {
-    c = app::compare(*store, base.sha, head.sha, f.settings, {}, flag_for_setting);
+    c = app::compare(*store, base.sha, head.sha, f.settings, scope, flag_for_setting);
   } catch (const app::NoHeadRuns&) {
     throw UsageError(
         fmt::format("--head {}: no stored run of commit {} in {} (benchmark it "
@@ -157,6 +165,9 @@ void add_compare_command(CLI::App& root, Action& action) {
   c->add_option("--head", f->head, "head revision: stored SHA or prefix, or git revision")
       ->required();
   c->add_option("--db", f->db, "SQLite store")->capture_default_str();
+  c->add_option("--history", f->history_db,
+                "trusted store (written only by pushes to main) whose replicated runs of other "
+                "commits give the run variance more degrees of freedom");
   c->add_option("--repo", f->repo, "git repository that resolves revisions")->capture_default_str();
   c->add_option("--main", f->main_branch,
                 "main branch for --base merge-base (origin/<main> is "

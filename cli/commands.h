@@ -52,6 +52,6 @@ std::string runner_path();
 
 // Opens --db read-only; a path that does not exist is a usage error (exit 2), never a new empty
 // store: a mistyped --db must not look like an empty history. cli/open_db.cpp.
-std::unique_ptr<Store> open_existing_db(const std::string& path);
+std::unique_ptr<Store> open_existing_db(const std::string& path, const std::string& flag = "--db");
 
 }  // namespace pg::cli

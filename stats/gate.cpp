@@ -228,7 +228,9 @@ void collect_cells(const std::vector<Run>& base_runs, const std::vector<Run>& he
       } else if (exact) {
         compare_exact(c, b->second, head, opt.min_effect_for(metric), opt.memory_tolerance_bytes);
       } else {
-        TestedCell t = test_cell(c, r.cells.size(), b->second, head, opt.run_level);
+        auto h = w.history->find({key, metric});
+        TestedCell t = test_cell(c, r.cells.size(), b->second, head, opt.run_level,
+                                 h == w.history->end() || w.pairing.paired ? nullptr : &h->second);
         if (w.pairing.paired) apply_paired(c, t, blocks[key]);
         w.tested.push_back(std::move(t));
       }
@@ -247,7 +249,7 @@ void collect_cells(const std::vector<Run>& base_runs, const std::vector<Run>& he
 
 GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& base_runs,
                          const std::string& head_sha, const std::vector<Run>& head_runs,
-                         const GateOptions& opt) {
+                         const GateOptions& opt, const stats::TrustedHistory& history) {
   validate_gate_options(opt);
   GateResult r;
   r.base = base_sha;
@@ -268,6 +270,7 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
   add_cost(head_runs, r);
 
   stats::GateWork w;
+  w.history = &history;
   w.alpha = opt.alpha / opt.max_looks;  // Bonferroni over the sequential looks
   r.alpha_per_look = w.alpha;
   w.pairing = stats::pair_ab_runs(base_runs, head_runs);

@@ -9,6 +9,7 @@
 
 #include "common/errors.h"
 #include "core/run.h"
+#include "stats/run_history.h"
 
 namespace pg {
 
@@ -83,6 +84,14 @@ struct CellComparison {
   // the run-level t test's adjusted p, its degrees of freedom, and the variance components
   // (log scale, about relative sd): between runs and within a run.
   std::optional<double> runs_ratio, runs_p_adjusted, runs_df, run_sd, rep_sd;
+  // Where the run t test's run-to-run variance came from (docs/STATISTICS.md "Run variance from
+  // trusted history"): "runs" (this gate's runs), "pooled" (with trusted history) or "history"
+  // (one run a side: the history's alone); empty when no t test on run means decided. runs_df is
+  // the test's df, history_df the history's share of it, from history_runs runs of
+  // history_commits commits.
+  std::string variance_source;
+  std::optional<double> history_df;
+  int history_runs = 0, history_commits = 0;
   // The pooled Mann-Whitney on repetitions, a diagnostic beside the t test (it decides only
   // without a run-level test): its one-sided p of the direction the cell moved, and that p
   // adjusted across the cells in its own family.
@@ -158,10 +167,12 @@ struct GateResult {
   double measured_seconds = 0.0, run_seconds = 0.0;
 };
 
-// base_runs / head_runs: every stored run of each commit (pooled per cell key).
+// base_runs / head_runs: every stored run of each commit (pooled per cell key). `history`: the
+// run variance of cells from trusted history (app/trusted_history.h), used by the unpaired t test
+// where it agrees with the gate's own.
 GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& base_runs,
                          const std::string& head_sha, const std::vector<Run>& head_runs,
-                         const GateOptions& opt);
+                         const GateOptions& opt, const stats::TrustedHistory& history = {});
 
 // A GateOptions field out of range is a SettingError (common/errors.h) naming the field ("alpha
 // must be in (0, 1), got 0"); front ends spell it their own way. GateOptionError is the same type

@@ -44,20 +44,29 @@ std::string fmt_g(double v) {
 }
 
 TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, const CellPool& head,
-                     bool run_level) {
+                     bool run_level, const RunVariance* history) {
   TestedCell t;
   t.cell = index;
-  t.two_level = two_level(base.by_run, head.by_run, kIntervalLevel);
+  t.two_level = two_level(base.by_run, head.by_run, kIntervalLevel, run_level ? history : nullptr);
   if (t.two_level) {
-    c.runs_ratio = t.two_level->ratio;
-    c.rep_sd = t.two_level->rep_sd;
-    if (t.two_level->has_runs_test()) {
-      c.runs_df = t.two_level->df;
-      c.run_sd = t.two_level->run_sd;
+    const TwoLevelEstimate& e = *t.two_level;
+    c.runs_ratio = e.ratio;
+    c.rep_sd = e.rep_sd;
+    if (e.has_runs_test()) {
+      c.runs_df = e.df;
+      c.run_sd = e.run_sd;
+      c.variance_source = e.variance;
+      if (e.variance != "runs") {
+        c.history_df = e.history_df;
+        c.history_runs = e.history_runs;
+        c.history_commits = e.history_commits;
+      }
     }
+    if (!e.variance_note.empty()) c.note = (c.note.empty() ? "" : c.note + "; ") + e.variance_note;
   }
   t.runs_decide = run_level && t.two_level && t.two_level->has_runs_test();
   t.drift_blind = run_level && !t.runs_decide;
+  if (!t.runs_decide) c.variance_source.clear();
   t.mw_slower = mann_whitney(head.values, base.values, Alternative::greater).p;
   t.mw_faster = mann_whitney(head.values, base.values, Alternative::less).p;
   if (t.runs_decide) {
@@ -92,6 +101,7 @@ void apply_paired(CellComparison& c, TestedCell& t, const std::vector<AbBlocks>&
   t.paired = paired_test(runs, kIntervalLevel);
   t.runs_decide = true;
   t.drift_blind = false;
+  c.variance_source.clear();  // the paired test's variance is its blocks'
   c.test = "paired-t";
   c.ci_method = "paired-t";
   std::vector<std::string> notes;

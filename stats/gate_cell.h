@@ -39,8 +39,9 @@ struct TestedCell {
 
 // Fills ratio, interval, the two-level fields, the deciding test and the notes of a cell present
 // on both sides. `run_level` false: the pooled Mann-Whitney decides every cell (GateOptions).
+// `history`: the cell's run variance from trusted history, if any (stats/run_history.h).
 TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, const CellPool& head,
-                     bool run_level);
+                     bool run_level, const RunVariance* history = nullptr);
 
 // A/B runs: the paired t test on the cell's blocks decides instead (the unpaired fields stay, as
 // diagnostics). Fills ratio, interval, the paired fields and the notes of what it left out.

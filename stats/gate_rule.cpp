@@ -8,6 +8,28 @@
 
 namespace pg::stats {
 
+namespace {
+
+// "; run variance from trusted history in 12 of 12 cells (its df 8-40)", or nothing.
+std::string history_clause(const GateResult& r) {
+  int with = 0, of = 0;
+  double lo = 0.0, hi = 0.0;
+  for (const CellComparison& c : r.cells) {
+    if (c.variance_source.empty()) continue;
+    ++of;
+    if (!c.history_df) continue;
+    lo = with == 0 ? *c.history_df : std::min(lo, *c.history_df);
+    hi = std::max(hi, *c.history_df);
+    ++with;
+  }
+  if (with == 0) return "";
+  const std::string df = lo == hi ? fmt_g(lo) : fmt_g(lo) + "-" + fmt_g(hi);
+  return "; run variance with trusted history in " + std::to_string(with) + " of " +
+         std::to_string(of) + " cells, its df " + df;
+}
+
+}  // namespace
+
 void describe_rule(GateResult& r) {
   std::set<std::string> tests;
   int min_blocks = INT_MAX, max_pairs = 0;
@@ -39,7 +61,7 @@ void describe_rule(GateResult& r) {
   std::vector<std::string> parts;
   if (tests.count("runs-t"))
     parts.push_back("t on run means (" + std::to_string(r.base_runs) + " base and " +
-                    std::to_string(r.head_runs) + " head runs)");
+                    std::to_string(r.head_runs) + " head runs" + history_clause(r) + ")");
   if (tests.count("mann-whitney"))
     parts.push_back("pooled Mann-Whitney on repetitions (one run a side: drift not estimated)");
   r.rule = join(parts);

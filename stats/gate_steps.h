@@ -24,6 +24,7 @@ struct GateWork {
   int without_runs = 0;        // tested cells without a run-level test
   bool structural = false;     // incomparable, missing baseline or nothing to compare
   PairingCheck pairing;        // the runs are A/B runs: the paired test decides
+  const TrustedHistory* history = nullptr;  // run variances of trusted history, per cell
 };
 
 // Every cell of the head, with no-baseline / incomparable verdicts; the others tested.

@@ -62,6 +62,17 @@ double student_t_sf(double t, double df) {
   return t > 0 ? 0.5 * tail2 : 1.0 - 0.5 * tail2;
 }
 
+double f_cdf(double f, double d1, double d2) {
+  if (!(d1 > 0 && d2 > 0)) throw UsageError("f_cdf: degrees of freedom must be > 0");
+  if (std::isnan(f)) return std::numeric_limits<double>::quiet_NaN();
+  if (f <= 0.0) return 0.0;
+  if (std::isinf(f)) return 1.0;
+  // P(F <= f) = I_{d1 f / (d1 f + d2)}(d1/2, d2/2); the complement's form where x is near 1.
+  const double x = d1 * f / (d1 * f + d2);
+  return x < 0.5 ? incomplete_beta(d1 / 2.0, d2 / 2.0, x)
+                 : 1.0 - incomplete_beta(d2 / 2.0, d1 / 2.0, d2 / (d1 * f + d2));
+}
+
 double student_t_quantile(double p, double df) {
   if (!(p > 0 && p < 1)) throw UsageError("student_t_quantile: p must be in (0, 1)");
   if (p < 0.5) return -student_t_quantile(1.0 - p, df);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -35,10 +37,65 @@ Side summarize(const RunGroups& runs) {
   return s;
 }
 
+bool every_run_has(const RunGroups& runs, int reps) {
+  for (const auto& r : runs)
+    if (!r.empty() && static_cast<int>(r.size()) != reps) return false;
+  return true;
+}
+
+// Two-sided p of the F test that two variances are equal, from their ratio.
+double f_check_p(double ratio, double d1, double d2) {
+  const double c = f_cdf(ratio, d1, d2);
+  return std::min(1.0, 2.0 * std::min(c, 1.0 - c));
+}
+
+std::string g3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// Joins the history's run-mean variance to this gate's (`s2` with `df`, df 0 when the gate has
+// one run a side), or says in e.variance_note why not. With runs of its own the check is on the
+// run-mean variances; with one run a side, on the within-run variances, the only ones it has.
+void join_history(TwoLevelEstimate& e, double& s2, double& df, const RunVariance& h, double msw,
+                  int within_df, bool sized) {
+  if (!sized) {
+    e.variance_note = "trusted history not used: its runs have " + std::to_string(h.reps) +
+                      " repetitions, not every run of this gate does";
+    return;
+  }
+  const bool own = df >= 1.0;
+  const double mine = own ? s2 : msw, theirs = own ? h.run_mean_var : h.rep_var;
+  const double my_df = own ? df : within_df, their_df = own ? h.df : h.rep_df;
+  if (my_df >= 1.0 && their_df >= 1.0 && (mine > 0.0 || theirs > 0.0)) {
+    const double p = theirs > 0.0 && mine > 0.0 ? f_check_p(mine / theirs, my_df, their_df) : 0.0;
+    e.variance_check_p = p;
+    if (p < kVarianceCheckAlpha) {
+      e.variance_note = std::string("trusted history not used: this gate's ") +
+                        (own ? "run-to-run" : "within-run") + " variance is " +
+                        (theirs > 0.0 ? g3(mine / theirs) + " times" : "unlike") +
+                        " the history's (F check p = " + g3(p) + ")";
+      return;
+    }
+  }
+  if (own) {
+    s2 = (df * s2 + h.df * h.run_mean_var) / (df + h.df);
+    e.variance = "pooled";
+  } else {
+    s2 = h.run_mean_var;
+    e.variance = "history";
+  }
+  df += h.df;
+  e.history_df = h.df;
+  e.history_runs = h.runs;
+  e.history_commits = h.commits;
+}
+
 }  // namespace
 
 std::optional<TwoLevelEstimate> two_level(const RunGroups& base, const RunGroups& head,
-                                          double level) {
+                                          double level, const RunVariance* history) {
   const Side b = summarize(base), h = summarize(head);
   if (b.run_means.empty() || h.run_means.empty()) return std::nullopt;
   TwoLevelEstimate e;
@@ -56,10 +113,16 @@ std::optional<TwoLevelEstimate> two_level(const RunGroups& base, const RunGroups
   const double inv_n = (b.inv_n_sum + h.inv_n_sum) / runs;  // 1 / harmonic mean run size
   const double inv_k = 1.0 / e.base_runs + 1.0 / e.head_runs;
 
-  e.df = runs - 2;
+  // Variance of one run mean, sigma_run^2 + sigma_rep^2 / n, pooled over both sides; then, with
+  // trusted history, pooled with the history's.
+  double df = std::max(0, runs - 2), s2 = 0.0;
+  if (df >= 1.0) s2 = (sum_sq_dev(b.run_means, mb) + sum_sq_dev(h.run_means, mh)) / df;
+  e.gate_df = df;
+  if (history)
+    join_history(e, s2, df, *history, msw, within_df,
+                 every_run_has(base, history->reps) && every_run_has(head, history->reps));
+  e.df = df;
   if (e.has_runs_test()) {
-    // Variance of one run mean, sigma_run^2 + sigma_rep^2 / n, pooled over both sides.
-    const double s2 = (sum_sq_dev(b.run_means, mb) + sum_sq_dev(h.run_means, mh)) / e.df;
     e.run_sd = std::sqrt(std::max(0.0, s2 - msw * inv_n));
     e.se = std::sqrt(s2 * inv_k);
     if (e.se > 0.0) {

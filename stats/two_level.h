@@ -4,12 +4,27 @@
 // effect e_ij ~ (0, sigma_rep^2). docs/STATISTICS.md "Two levels" derives every formula here.
 #pragma once
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace pg::stats {
 
 // tpot of every repetition, grouped by run (one inner vector per run that gave samples).
 using RunGroups = std::vector<std::vector<double>>;
+
+// What trusted history says about one cell's runs (stats/run_history.h), on the log scale: the
+// variance of one run mean (sigma_run^2 + sigma_rep^2 / reps) with its degrees of freedom, the
+// within-run variance with its own, and what it was estimated from.
+struct RunVariance {
+  double run_mean_var = 0.0, df = 0.0;
+  double rep_var = 0.0, rep_df = 0.0;
+  int reps = 0;               // repetitions of every run it was estimated from
+  int runs = 0, commits = 0;  // runs used, commits with 2 or more of them
+};
+
+// Below this two-sided p of the F check, a gate's own run variance and its history's disagree,
+// and the gate keeps its own (docs/STATISTICS.md "Run variance from trusted history").
+inline constexpr double kVarianceCheckAlpha = 0.05;
 
 struct TwoLevelEstimate {
   int base_runs = 0, head_runs = 0;
@@ -25,11 +40,25 @@ struct TwoLevelEstimate {
   std::optional<double> ci_low, ci_high;  // 95% (level) interval for the ratio, when df >= 1
   std::optional<double> p_slower, p_faster;
   bool has_runs_test() const { return df >= 1.0; }
+  // Where the run-mean variance of the test came from: "runs" (this gate's runs, df = runs - 2),
+  // "pooled" (with trusted history: df = the gate's + the history's) or "history" (one run a
+  // side, so the history's alone, df = the history's). gate_df and history_df are the shares;
+  // variance_check_p the F check's two-sided p; variance_note says why history that was offered
+  // was not used.
+  std::string variance = "runs";
+  double gate_df = 0.0, history_df = 0.0;
+  int history_runs = 0, history_commits = 0;
+  std::optional<double> variance_check_p;
+  std::string variance_note;
 };
 
-// Needs at least one run with at least one repetition on each side; all values > 0.
+// Needs at least one run with at least one repetition on each side; all values > 0. With
+// `history`, its run-mean variance joins this gate's when an F check finds them compatible and
+// every run of both sides has the history's number of repetitions (docs/STATISTICS.md "Run
+// variance from trusted history").
 std::optional<TwoLevelEstimate> two_level(const RunGroups& base, const RunGroups& head,
-                                          double level = 0.95);
+                                          double level = 0.95,
+                                          const RunVariance* history = nullptr);
 
 // Minimum detectable effect: the smallest relative slowdown (head/base - 1) that a one-sided test
 // at level `alpha` detects with probability `power`, for an estimate with standard error `se` on

@@ -40,7 +40,8 @@
 #   PERFGATE_MAX_SECONDS           benchmarking budget of a pull request in seconds, the first
 #                                  ROUNDS included: no further round starts that would not fit
 #                                  (default 0: the rounds alone bound it)
-#   PERFGATE_MAIN_ROUNDS           rounds on a push to main (default 1)
+#   PERFGATE_MAIN_ROUNDS           rounds on a push to main (default 2: replicated runs are the
+#                                  run variance of later gates, `compare --history`)
 #   PERFGATE_FAIL_ON_INCONCLUSIVE  true|false: does exit 3 fail the job (default true)
 #   PERFGATE_REUSE_BASE            true|false: reuse stored merge-base runs (default false)
 #   PERFGATE_RUN_ARGS              extra arguments for `perfgate run` (word-split)
@@ -75,7 +76,7 @@ PG_SCRIPTS="$PG_CI_DIR/scripts"
 : "${PERFGATE_ROUNDS:=3}"
 : "${PERFGATE_MAX_ROUNDS:=$PERFGATE_ROUNDS}"
 : "${PERFGATE_MAX_SECONDS:=0}"
-: "${PERFGATE_MAIN_ROUNDS:=1}"
+: "${PERFGATE_MAIN_ROUNDS:=2}"
 : "${PERFGATE_FAIL_ON_INCONCLUSIVE:=true}"
 : "${PERFGATE_REUSE_BASE:=false}"
 : "${PERFGATE_RUN_ARGS:=}"
@@ -130,6 +131,9 @@ pg_gate_setting_flags() {
   printf '%s\n' --alpha "$PERFGATE_ALPHA" --min-effect "$PERFGATE_MIN_EFFECT" \
     --correction "$PERFGATE_CORRECTION"
   if [ -n "$PERFGATE_METRICS" ]; then printf '%s\n' --metrics "$PERFGATE_METRICS"; fi
+  # Trusted history: the persistent store, which only pushes to main write (never a pull
+  # request's code), lends its replicated runs of other commits to the run variance.
+  if [ -s "$PERFGATE_DB" ]; then printf '%s\n' --history "$PERFGATE_DB"; fi
 }
 
 # The ingest token (PERFGATE_TOKEN) into a mode-600 header file for `curl -H @FILE`, so it never

@@ -44,10 +44,10 @@ SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rou
       opt.look = look;
       const std::vector<Run> base(all.base.begin(), all.base.begin() + rounds);
       const std::vector<Run> head(all.head.begin(), all.head.begin() + rounds);
-      GateResult r = evaluate_gate("base", base, "head", head, opt);
+      GateResult r = evaluate_gate("base", base, "head", head, opt, all.history);
       if (r.next != NextStep::stop && look == budget_looks) {
         opt.max_looks = look;  // the budget ends the rounds: this look is the last
-        r = evaluate_gate("base", base, "head", head, opt);
+        r = evaluate_gate("base", base, "head", head, opt, all.history);
         opt.max_looks = max_looks;
       }
       if (r.next == NextStep::stop || look == max_looks) {

@@ -13,8 +13,16 @@
 #include "stats/random.h"
 #include "stats/sim/ab_study.h"
 #include "stats/sim/experiments.h"
+#include "stats/sim/history_study.h"
 
 namespace {
+
+std::string g3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 
 std::string pct(double v) {
   char buf[32];
@@ -66,7 +74,8 @@ int main(int argc, char** argv) {
                "sequential looks without the futility stop (the rule before issue 25)");
   app.add_flag("--require-power", require_power,
                "the gate's --require-power: an underpowered gate is inconclusive");
-  int runs = 3, seq_looks = 1;
+  int runs = 3, seq_looks = 1, history_commits = 0;
+  double history_drift_scale = 1.0;
   double drift_cv = 0.03, seq_drift = 0.02;
   bool drift_table = false;
   std::vector<double> drifts = {0.0, 0.01, 0.02, 0.03, 0.05};
@@ -79,6 +88,13 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--drift-table", drift_table, "print the drift table even with --quick");
+  app.add_option("--history-commits", history_commits,
+                 "drift and sequential tables: trusted history of this many other commits of 2 "
+                 "runs each beside every gate (0: the gate's runs alone)")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--history-drift-scale", history_drift_scale,
+                 "the history's drift sds as a multiple of the gate's (below 1: today is noisier)")
+      ->check(CLI::Range(0.0, 10.0));
   app.add_option("--sequential-looks", seq_looks,
                  "also simulate sequential gates of this many looks")
       ->check(CLI::Range(1, 20));
@@ -92,7 +108,7 @@ int main(int argc, char** argv) {
                "detection of a 10% slowdown at CV 3% below 95%");
   // The paired design (docs/STATISTICS.md "Paired A/B runs"): one scenario, or the whole study.
   std::string design;
-  bool ab_study = false;
+  bool ab_study = false, history_study = false;
   pg::sim::AbScenario ab;
   std::vector<double> ab_slowdowns = {0.001, 0.0025, 0.005, 0.01};
   app.add_option("--design", design,
@@ -123,6 +139,8 @@ int main(int argc, char** argv) {
   app.add_flag("--slow-all-cells", ab.slow_all_cells, "with --design: slow every cell, not one");
   app.add_flag("--ab-study", ab_study,
                "the paired-design study: A/A under drift and power against the unpaired design");
+  app.add_flag("--history-study", history_study,
+               "the trusted-history study: A/A and detection by runs a side and history");
   CLI11_PARSE(app, argc, argv);
 
   pg::GateOptions holm;  // the defaults: alpha 0.01, min_effect 0.05, holm
@@ -130,6 +148,10 @@ int main(int argc, char** argv) {
   holm.require_power = require_power;
   holm.futility = !no_futility;
   holm.bootstrap_iters = 0;
+  if (history_study) {
+    pg::sim::print_history_study(holm, gates, seed);
+    return 0;
+  }
   if (ab_study || !design.empty()) {
     if (ab_study) {
       pg::GateOptions o = holm;
@@ -269,9 +291,17 @@ int main(int argc, char** argv) {
         "(the earlier rule) against the two-level rule%s:\n\n| drift sd (run / cell) | A/A "
         "earlier | A/A two-level | A/A two-level inconclusive | 10%% earlier | 10%% two-level | "
         "20%% two-level | gate MDE median, two-level |\n|---|---|---|---|---|---|---|---|\n",
-        runs, reps, drift_cv * 100, gates, require_power ? ", --require-power" : "");
+        runs, reps, drift_cv * 100, gates,
+        (std::string(require_power ? ", --require-power" : "") +
+         (history_commits > 0
+              ? ", trusted history of " + std::to_string(history_commits) +
+                    " commits x 2 runs at " + g3(history_drift_scale) + "x the drift"
+              : ""))
+            .c_str());
     for (double drift : drifts) {
-      pg::sim::Scenario s{drift_cv, reps, 0.0, true, drift, runs, drift / 2};
+      pg::sim::Scenario s{drift_cv, reps,        0.0,
+                          true,     drift,       runs,
+                          drift / 2, history_commits, history_drift_scale};
       const auto aa_old = pg::sim::run_gates(s, old_rule, gates, seed);
       const auto aa_new = pg::sim::run_gates(s, holm, gates, seed);
       s.slowdown = 0.10;
@@ -304,9 +334,15 @@ int main(int argc, char** argv) {
           "regression | inconclusive | stopped for futility | mean rounds per side | rounds, "
           "regressions | rounds, passes |\n|---|---|---|---|---|---|---|\n",
           runs, seq_looks, seq_looks, seq_drift * 100, gates,
-          no_futility ? ", no futility stop" : "");
+          (std::string(no_futility ? ", no futility stop" : "") +
+           (history_commits > 0
+                ? ", trusted history of " + std::to_string(history_commits) + " commits x 2 runs"
+                : ""))
+              .c_str());
       for (double slow : seq_slowdowns) {
-        pg::sim::Scenario s{drift_cv, reps, slow, true, seq_drift, runs, seq_drift / 2};
+        pg::sim::Scenario s{drift_cv,      reps,           slow,
+                            true,          seq_drift,      runs,
+                            seq_drift / 2, history_commits, history_drift_scale};
         const auto t = pg::sim::run_sequential(s, holm, runs, seq_looks, gates, seed);
         std::printf("| %s | %s | %s | %s | %.2f | %.2f | %.2f |\n", effect(slow).c_str(),
                     pct(t.rate()).c_str(), pct(double(t.inconclusive) / t.gates).c_str(),

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
+#include "stats/gate_inputs.h"
 #include "stats/random.h"
 
 namespace pg::sim {
@@ -35,6 +37,28 @@ Run make_run(const Scenario& s, bool head, std::mt19937_64& gen) {
   return run;
 }
 
+namespace {
+
+// Other commits' runs, drawn after the gate's so that the gate's own runs stay the same with or
+// without history (common random numbers).
+stats::TrustedHistory simulate_history(const Scenario& gate, std::mt19937_64& gen) {
+  Scenario s = gate;
+  s.run_drift_sd *= gate.history_drift_scale;
+  s.cell_drift_sd *= gate.history_drift_scale;
+  std::map<CellKey, std::vector<stats::RunGroups>> by_cell;
+  for (int c = 0; c < s.history_commits; ++c) {
+    const std::vector<Run> runs{make_run(s, false, gen), make_run(s, false, gen)};
+    for (auto& [key, pool] : stats::pool_cells(runs, "tpot_ms"))
+      by_cell[key].push_back(std::move(pool.by_run));
+  }
+  stats::TrustedHistory h;
+  for (const auto& [key, commits] : by_cell)
+    if (auto v = stats::history_run_variance(commits, s.reps)) h[{key, "tpot_ms"}] = *v;
+  return h;
+}
+
+}  // namespace
+
 GateRuns simulate_runs(const Scenario& s, int rounds, uint64_t seed) {
   std::mt19937_64 gen(seed);
   GateRuns g;
@@ -42,12 +66,13 @@ GateRuns simulate_runs(const Scenario& s, int rounds, uint64_t seed) {
     g.base.push_back(make_run(s, false, gen));
     g.head.push_back(make_run(s, true, gen));
   }
+  if (s.history_commits > 0) g.history = simulate_history(s, gen);
   return g;
 }
 
 GateResult simulate_gate(const Scenario& s, const GateOptions& opt, uint64_t seed) {
   const GateRuns g = simulate_runs(s, std::max(1, s.runs), seed);
-  return evaluate_gate("base", g.base, "head", g.head, opt);
+  return evaluate_gate("base", g.base, "head", g.head, opt, g.history);
 }
 
 }  // namespace pg::sim

@@ -17,6 +17,12 @@ struct Scenario {
   double run_drift_sd = 0.0;    // log-sd of a per-run factor shared by all cells of a run
   int runs = 1;                 // runs per side, pooled by the gate (the shipped protocol: 3)
   double cell_drift_sd = 0.0;   // log-sd of a per-run, per-cell factor (drift cells do not share)
+  // Trusted history beside each gate: this many other commits of 2 runs each, unslowed, from the
+  // same noise (docs/STATISTICS.md "Run variance from trusted history"); 0: none.
+  int history_commits = 0;
+  // The history's drift sds relative to the gate's: below 1, the gate runs on a noisier day than
+  // its history, the case the F check must catch.
+  double history_drift_scale = 1.0;
 };
 
 inline constexpr int kCells = 12;
@@ -32,6 +38,7 @@ GateResult simulate_gate(const Scenario& s, const GateOptions& opt, uint64_t see
 // look k judges the first runs of each side.
 struct GateRuns {
   std::vector<Run> base, head;
+  stats::TrustedHistory history;  // Scenario::history_commits > 0: each cell's, for tpot_ms
 };
 GateRuns simulate_runs(const Scenario& s, int rounds, uint64_t seed);
 

@@ -22,6 +22,15 @@ perfgate fails the suite. One case per line, fields separated by ' | ', numbers 
                                                         values by scipy.stats.ttest_ind (pooled
                                                         variance) and its confidence_interval;
                                                         variance components written out in numpy
+  f_cdf | f | d1 | d2 | p                              scipy.stats.f.cdf
+  historyt | history | base | head | variance | df | log_ratio | se | p_slower | p_faster |
+    ci_low | ci_high | check_p                         the t test on run means with a run
+                                                        variance from trusted history: history's
+                                                        commits separated by '/'; its variance
+                                                        pooled with the gate's after a two-sided
+                                                        F check at 0.05 (scipy.stats.f), the t
+                                                        test by scipy.stats.t; one run a side
+                                                        checks the within-run variances instead
   mde | se | df | alpha | power | effect               exact: the slowdown whose one-sided t test
                                                         has this power, by the noncentral t
                                                         (scipy.stats.nct) and brentq
@@ -125,6 +134,85 @@ def two_level_case(base, head):
             f"{float(np.sqrt(msw))!r} | {float(np.sqrt(max(0.0, run_var)))!r}")
 
 
+def history_case(history, base, head):
+    """The t test on run means with trusted history, written out from docs/STATISTICS.md."""
+    reps = len(base[0])
+    h_between, h_df, h_within, h_rep_df = 0.0, 0, 0.0, 0
+    for runs in history:
+        means = np.array([np.mean(np.log(r)) for r in runs if len(r) == reps])
+        if len(means) < 2:
+            continue
+        h_between += float(np.var(means, ddof=1)) * (len(means) - 1)
+        h_df += len(means) - 1
+        h_within += sum(float(np.sum((np.log(r) - np.mean(np.log(r))) ** 2)) for r in runs
+                        if len(r) == reps)
+        h_rep_df += len(means) * (reps - 1)
+    h_var, h_rep_var = h_between / h_df, h_within / h_rep_df
+    mb = np.array([np.mean(np.log(g)) for g in base])
+    mh = np.array([np.mean(np.log(g)) for g in head])
+    logs = [np.log(g) for g in base + head]
+    within_df = sum(len(g) - 1 for g in logs)
+    msw = sum(float(np.sum((g - g.mean()) ** 2)) for g in logs) / within_df
+    gate_df = len(mb) + len(mh) - 2
+
+    def two_sided_f(ratio, d1, d2):
+        c = stats.f.cdf(ratio, d1, d2)
+        return min(1.0, 2.0 * min(c, 1.0 - c))
+
+    if gate_df >= 1:
+        s2 = (float(np.var(mb, ddof=0)) * len(mb) + float(np.var(mh, ddof=0)) * len(mh)) / gate_df
+        check = two_sided_f(s2 / h_var, gate_df, h_df)
+        used = check >= 0.05
+        variance = "pooled" if used else "runs"
+        df = gate_df + h_df if used else gate_df
+        s2 = (gate_df * s2 + h_df * h_var) / df if used else s2
+    else:
+        check = two_sided_f(msw / h_rep_var, within_df, h_rep_df)
+        used = check >= 0.05
+        variance, df, s2 = ("history", h_df, h_var) if used else ("runs", 0, None)
+    diff = float(mh.mean() - mb.mean())
+    fields = [groups_text_commits(history), groups_text(base), groups_text(head), variance,
+              repr(float(df)), repr(diff)]
+    if s2 is None:
+        fields += ["-"] * 5
+    else:
+        se = float(np.sqrt(s2 * (1.0 / len(mb) + 1.0 / len(mh))))
+        q = float(stats.t.ppf(0.975, df))
+        fields += [repr(se), repr(float(stats.t.sf(diff / se, df))),
+                   repr(float(stats.t.sf(-diff / se, df))), repr(float(np.exp(diff - q * se))),
+                   repr(float(np.exp(diff + q * se)))]
+    fields.append(repr(float(check)))
+    return "historyt | " + " | ".join(fields)
+
+
+def groups_text_commits(history):
+    return "/".join(groups_text(runs) for runs in history)
+
+
+def history_cases():
+    rng = np.random.default_rng(20261202)
+
+    def runs(k, reps, mu, run_sd, rep_sd):
+        return [np.round(np.exp(mu + rng.normal(0, run_sd) + rng.normal(0, rep_sd, reps)), 12)
+                for _ in range(k)]
+
+    lines = []
+    for kb, kh, reps, run_sd, rep_sd, shift, h_run_sd, commits in [
+            (3, 3, 8, 0.004, 0.002, 0.006, 0.004, 10),   # agrees: pooled, df 4 + 10
+            (2, 2, 8, 0.004, 0.002, 0.0, 0.004, 6),      # agrees, no change
+            (3, 3, 8, 0.02, 0.002, 0.0, 0.0005, 12),     # the gate is 40x noisier: its own
+            (1, 1, 8, 0.004, 0.002, 0.01, 0.004, 8),     # one run a side: history's alone
+            (1, 1, 8, 0.004, 0.03, 0.0, 0.004, 8)]:      # within-run noise changed: none
+        history = [runs(2 + c % 2, reps, 0.01 * c, h_run_sd, 0.002) for c in range(commits)]
+        history[0].append(runs(1, reps - 1, 0.0, h_run_sd, 0.002)[0])  # another size: left out
+        base, head = runs(kb, reps, 0.0, run_sd, rep_sd), runs(kh, reps, shift, run_sd, rep_sd)
+        lines.append(history_case(history, base, head))
+    for f, d1, d2 in [(0.5, 4.0, 10.0), (1.0, 1.0, 1.0), (3.2, 4.0, 40.0), (40.0, 4.0, 12.0),
+                      (0.01, 27.0, 300.0), (1.7, 14.0, 112.0)]:
+        lines.append(f"f_cdf | {f!r} | {d1!r} | {d2!r} | {float(stats.f.cdf(f, d1, d2))!r}")
+    return lines
+
+
 def mde_case(se, df, alpha, power):
     crit = stats.t.ppf(1 - alpha, df)
     delta = optimize.brentq(lambda d: stats.nct.sf(crit, df, d / se) - power, 0.0, 100 * se + 1)
@@ -178,6 +266,7 @@ def main():
     for se, df, alpha in [(0.001, 4.0, 0.01 / 12), (0.01, 10.0, 0.01), (0.003, 28.0, 0.001),
                           (0.05, 2.0, 0.01)]:
         lines.append(mde_case(se, df, alpha, 0.95))
+    lines += history_cases()
     text = "\n".join(lines) + "\n"
     if len(sys.argv) > 1:
         with open(sys.argv[1], "w") as f:

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "scipy_refs.h"
+#include "stats/run_history.h"
 #include "stats/student_t.h"
 #include "stats/two_level.h"
 
@@ -69,6 +71,59 @@ TEST(ScipyRefs, TwoLevelTestOnRunMeans) {
     expect_rel(std::stod(r.fields[9]), e->rep_sd, 1e-9, what + ": rep sd");
     expect_rel(std::stod(r.fields[10]), e->run_sd, 1e-8, what + ": run sd");
   }
+}
+
+TEST(ScipyRefs, SnedecorFDistribution) {
+  const auto refs = refs_of("f_cdf");
+  ASSERT_GE(refs.size(), 5u);
+  for (const RefLine& r : refs) {
+    const double f = std::stod(r.fields[0]), d1 = std::stod(r.fields[1]);
+    expect_rel(std::stod(r.fields[3]), f_cdf(f, d1, std::stod(r.fields[2])), 1e-9,
+               "f_cdf " + r.fields[0] + " (" + r.fields[1] + ", " + r.fields[2] + ")");
+  }
+}
+
+// Trusted history's run variance pooled with the gate's (or alone, with one run a side), after
+// the F check, against the rule written out in scipy: the variance used, the df, the test, the
+// interval and the check's p. The cases include a gate far noisier than its history (history not
+// used) and one run a side whose within-run noise changed (no run-level test).
+TEST(ScipyRefs, TestOnRunMeansWithTrustedHistory) {
+  const auto refs = refs_of("historyt");
+  ASSERT_GE(refs.size(), 5u);
+  std::set<std::string> sources;
+  for (const RefLine& r : refs) {
+    std::vector<RunGroups> commits;
+    std::stringstream ss(r.fields[0]);
+    std::string commit;
+    while (std::getline(ss, commit, '/')) commits.push_back(groups(commit));
+    const RunGroups base = groups(r.fields[1]), head = groups(r.fields[2]);
+    const auto history = history_run_variance(commits, static_cast<int>(base[0].size()));
+    ASSERT_TRUE(history);
+    const auto e = two_level(base, head, 0.95, &*history);
+    ASSERT_TRUE(e);
+    const std::string what = "case with log ratio " + r.fields[5];
+    EXPECT_EQ(e->variance, r.fields[3]) << what << ": " << e->variance_note;
+    sources.insert(e->variance);
+    EXPECT_EQ(e->df, std::stod(r.fields[4])) << what;
+    expect_rel(std::stod(r.fields[5]), e->log_ratio, 1e-10, what + ": log ratio");
+    ASSERT_TRUE(e->variance_check_p) << what;
+    EXPECT_NEAR(*e->variance_check_p, std::stod(r.fields[11]), 1e-9) << what << ": F check p";
+    if (r.fields[6] == "-") {
+      EXPECT_FALSE(e->has_runs_test()) << what;
+      EXPECT_NE(e->variance_note.find("within-run"), std::string::npos) << e->variance_note;
+      continue;
+    }
+    ASSERT_TRUE(e->has_runs_test()) << what;
+    expect_rel(std::stod(r.fields[6]), e->se, 1e-9, what + ": se");
+    expect_rel(std::stod(r.fields[7]), *e->p_slower, 1e-8, what + ": p slower");
+    expect_rel(std::stod(r.fields[8]), *e->p_faster, 1e-8, what + ": p faster");
+    expect_rel(std::stod(r.fields[9]), *e->ci_low, 1e-10, what + ": ci low");
+    expect_rel(std::stod(r.fields[10]), *e->ci_high, 1e-10, what + ": ci high");
+    if (e->variance == "runs") {
+      EXPECT_NE(e->variance_note.find("F check"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(sources, (std::set<std::string>{"history", "pooled", "runs"}));
 }
 
 TEST(ScipyRefs, MinimumDetectableEffectByTheNoncentralT) {
