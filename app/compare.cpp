@@ -110,10 +110,9 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
 
   GateOptions opt = settings.gate;
   if (settings.min_effect_auto) {
-    const stats::AutoMinEffect a =
-        stats::auto_min_effect(min_effect_history(scope.history ? *scope.history : store,
-                                                  c.head_runs, head_sha),
-                               settings.min_effect_floor, GateOptions{}.min_effect);
+    const stats::AutoMinEffect a = stats::auto_min_effect(
+        min_effect_history(scope.history ? *scope.history : store, c.head_runs, head_sha),
+        settings.min_effect_floor, GateOptions{}.min_effect);
     // 'auto' learns decode latency's spread: every other metric keeps its own value, or the
     // fixed default (docs/STATISTICS.md "More than one metric").
     for (const std::string& metric : opt.metrics)

@@ -25,6 +25,9 @@ for tgz in "$root"/bench/results/h200-2026-12-01/gpu_gate_calib_dbs.tgz \
   mkdir -p "$work/raw$n" "$work/split$n"
   tar xzf "$tgz" -C "$work/raw$n"
   mapfile -t dbs < <(find "$work/raw$n" -name 'g-*.db' | sort)
+  # The kept databases predate later schema steps: a writing command migrates them (forward only,
+  # nothing stored is changed).
+  for db in "${dbs[@]}"; do "$pg" init --db "$db" >/dev/null; done
   "$py" "$root/bench/gpu_gates_split.py" "$work/split$n" "${dbs[@]}" >/dev/null
   for db in "${dbs[@]}"; do
     "$pg" export --db "$db" --format json >"$work/export.json"

@@ -28,7 +28,7 @@ namespace {
 
 struct CompareFlags {
   std::string base, head, db = "perfgate.db", repo = ".", main_branch = "main";
-  std::string history_db;  // trusted runs for the run variance (docs/STATISTICS.md)
+  std::string history_db;      // trusted runs for the run variance (docs/STATISTICS.md)
   app::GateSettings settings;  // the gate's settings, their defaults and rules: app/gate_settings.h
   std::string min_effect_text = app::min_effect_text(settings);  // a number, or "auto"
   std::string metrics_text = app::metrics_text(settings);

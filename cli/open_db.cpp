@@ -8,7 +8,8 @@
 namespace pg::cli {
 
 std::unique_ptr<Store> open_existing_db(const std::string& path, const std::string& flag) {
-  if (!std::filesystem::exists(path)) throw UsageError(flag + " " + path + ": no such database file");
+  if (!std::filesystem::exists(path))
+    throw UsageError(flag + " " + path + ": no such database file");
   return std::make_unique<Store>(path, /*read_only=*/true);
 }
 

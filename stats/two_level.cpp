@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <string>
 #include <limits>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "common/descriptive.h"
@@ -43,11 +43,11 @@ bool every_run_has(const RunGroups& runs, int reps) {
   return true;
 }
 
-// Two-sided p of the F test that two variances are equal, from their ratio.
-double f_check_p(double ratio, double d1, double d2) {
-  const double c = f_cdf(ratio, d1, d2);
-  return std::min(1.0, 2.0 * std::min(c, 1.0 - c));
-}
+// One-sided p of the F test that this gate's variance is no larger than the history's, from
+// their ratio. Only a larger one makes borrowing unsafe (the pooled variance too small); a
+// smaller one makes it conservative. A two-sided check would also fall back to the gate's own
+// variance exactly when that is small by chance, and so raise false alarms (docs/STATISTICS.md).
+double f_check_p(double ratio, double d1, double d2) { return 1.0 - f_cdf(ratio, d1, d2); }
 
 std::string g3(double v) {
   char buf[32];
@@ -55,35 +55,35 @@ std::string g3(double v) {
   return buf;
 }
 
-// Joins the history's run-mean variance to this gate's (`s2` with `df`, df 0 when the gate has
-// one run a side), or says in e.variance_note why not. With runs of its own the check is on the
-// run-mean variances; with one run a side, on the within-run variances, the only ones it has.
+// Joins the history's run-mean variance to this gate's (`s2` with `df`), or says in
+// e.variance_note why not. With runs of its own the gate pools after a one-sided F check on the
+// run-mean variances. With one run a side (df 0) nothing can check the run level: the history
+// lends its between-run part, s_h^2 - rep_var_h / n, and this gate's own repetitions give the
+// within-run part, msw / n (falling back to the rank test instead, ignoring drift, raised false
+// alarms: docs/STATISTICS.md).
 void join_history(TwoLevelEstimate& e, double& s2, double& df, const RunVariance& h, double msw,
-                  int within_df, bool sized) {
+                  bool sized) {
   if (!sized) {
     e.variance_note = "trusted history not used: its runs have " + std::to_string(h.reps) +
                       " repetitions, not every run of this gate does";
     return;
   }
-  const bool own = df >= 1.0;
-  const double mine = own ? s2 : msw, theirs = own ? h.run_mean_var : h.rep_var;
-  const double my_df = own ? df : within_df, their_df = own ? h.df : h.rep_df;
-  if (my_df >= 1.0 && their_df >= 1.0 && (mine > 0.0 || theirs > 0.0)) {
-    const double p = theirs > 0.0 && mine > 0.0 ? f_check_p(mine / theirs, my_df, their_df) : 0.0;
-    e.variance_check_p = p;
-    if (p < kVarianceCheckAlpha) {
-      e.variance_note = std::string("trusted history not used: this gate's ") +
-                        (own ? "run-to-run" : "within-run") + " variance is " +
-                        (theirs > 0.0 ? g3(mine / theirs) + " times" : "unlike") +
-                        " the history's (F check p = " + g3(p) + ")";
-      return;
+  if (df >= 1.0) {
+    if (s2 > 0.0 || h.run_mean_var > 0.0) {
+      const double p = h.run_mean_var > 0.0 ? f_check_p(s2 / h.run_mean_var, df, h.df) : 0.0;
+      e.variance_check_p = p;
+      if (p < kVarianceCheckAlpha) {
+        e.variance_note = "trusted history not used: this gate's run-to-run variance is " +
+                          (h.run_mean_var > 0.0 ? g3(s2 / h.run_mean_var) + " times" : "above") +
+                          " the history's (F check p = " + g3(p) + ")";
+        return;
+      }
     }
-  }
-  if (own) {
     s2 = (df * s2 + h.df * h.run_mean_var) / (df + h.df);
     e.variance = "pooled";
   } else {
-    s2 = h.run_mean_var;
+    const double n = h.reps;
+    s2 = std::max(h.run_mean_var - h.rep_var / n, 0.0) + msw / n;
     e.variance = "history";
   }
   df += h.df;
@@ -119,7 +119,7 @@ std::optional<TwoLevelEstimate> two_level(const RunGroups& base, const RunGroups
   if (df >= 1.0) s2 = (sum_sq_dev(b.run_means, mb) + sum_sq_dev(h.run_means, mh)) / df;
   e.gate_df = df;
   if (history)
-    join_history(e, s2, df, *history, msw, within_df,
+    join_history(e, s2, df, *history, msw,
                  every_run_has(base, history->reps) && every_run_has(head, history->reps));
   e.df = df;
   if (e.has_runs_test()) {

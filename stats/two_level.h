@@ -22,7 +22,7 @@ struct RunVariance {
   int runs = 0, commits = 0;  // runs used, commits with 2 or more of them
 };
 
-// Below this two-sided p of the F check, a gate's own run variance and its history's disagree,
+// Below this one-sided p of the F check, a gate's own run variance is larger than its history's,
 // and the gate keeps its own (docs/STATISTICS.md "Run variance from trusted history").
 inline constexpr double kVarianceCheckAlpha = 0.05;
 
@@ -42,9 +42,9 @@ struct TwoLevelEstimate {
   bool has_runs_test() const { return df >= 1.0; }
   // Where the run-mean variance of the test came from: "runs" (this gate's runs, df = runs - 2),
   // "pooled" (with trusted history: df = the gate's + the history's) or "history" (one run a
-  // side, so the history's alone, df = the history's). gate_df and history_df are the shares;
-  // variance_check_p the F check's two-sided p; variance_note says why history that was offered
-  // was not used.
+  // side: the history's between-run part and this gate's within-run part, df = the history's).
+  // gate_df and history_df are the shares; variance_check_p the F check's one-sided p (runs of
+  // its own only); variance_note says why history that was offered was not used.
   std::string variance = "runs";
   double gate_df = 0.0, history_df = 0.0;
   int history_runs = 0, history_commits = 0;
@@ -53,7 +53,8 @@ struct TwoLevelEstimate {
 };
 
 // Needs at least one run with at least one repetition on each side; all values > 0. With
-// `history`, its run-mean variance joins this gate's when an F check finds them compatible and
+// `history`, its run-mean variance joins this gate's unless an F check finds this gate's larger,
+// and provided that
 // every run of both sides has the history's number of repetitions (docs/STATISTICS.md "Run
 // variance from trusted history").
 std::optional<TwoLevelEstimate> two_level(const RunGroups& base, const RunGroups& head,

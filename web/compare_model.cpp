@@ -120,8 +120,10 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     auto v = std::make_shared<CompareView>();
     Store& s = app.store();
     pg::app::Comparison c;
+    pg::app::CompareScope scope;  // the server's own runs alone: no trusted history
+    scope.device = device;
     try {
-      c = pg::app::compare(s, base_sha, head_sha, settings, {device}, query_parameter);
+      c = pg::app::compare(s, base_sha, head_sha, settings, scope, query_parameter);
     } catch (const pg::app::NoHeadRuns& e) {
       throw HttpError(404, std::string("head: ") + e.what());
     }

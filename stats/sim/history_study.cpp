@@ -52,9 +52,9 @@ std::string median_mde(std::vector<double> v) {
 }  // namespace
 
 void print_history_study(const GateOptions& opt, int gates, uint64_t seed) {
-  const std::vector<Design> designs = {{3, 0, 1.0},  {1, 0, 1.0},  {1, 10, 1.0}, {1, 30, 1.0},
-                                       {2, 10, 1.0}, {3, 10, 1.0}, {1, 10, 0.5}, {3, 10, 0.5},
-                                       {1, 30, 0.7}};
+  const std::vector<Design> designs = {{3, 0, 1.0},  {1, 0, 1.0},  {1, 10, 1.0},
+                                       {1, 30, 1.0}, {2, 10, 1.0}, {3, 10, 1.0},
+                                       {1, 10, 0.5}, {3, 10, 0.5}, {1, 30, 0.7}};
   GateOptions aa = opt;
   aa.min_effect = 0.0;  // the test's own alpha, whatever the filter
   std::printf(
@@ -62,11 +62,12 @@ void print_history_study(const GateOptions& opt, int gates, uint64_t seed) {
       "12 cells x 10 repetitions, alpha %.2g, %d gates per entry, seed %llu; detection at "
       "min_effect %.2g%%; exact 95%% intervals:\n\n| runs a side | history (commits x 2 runs) | "
       "history's drift / today's | A/A, min_effect 0 | A/A | +0.5%% every cell | +1%% every "
-      "cell | +1%% one cell | gate MDE, one cell (median) |\n|---|---|---|---|---|---|---|---|---|\n",
+      "cell | +1%% one cell | gate MDE, one cell (median) "
+      "|\n|---|---|---|---|---|---|---|---|---|\n",
       opt.alpha, gates, static_cast<unsigned long long>(seed), 100 * opt.min_effect);
   for (const Design& d : designs) {
-    Scenario s{0.001, 10, 0.0, true, 0.001, d.runs, 0.0005, d.history_commits,
-               d.history_drift_scale};
+    Scenario s{
+        0.001, 10, 0.0, true, 0.001, d.runs, 0.0005, d.history_commits, d.history_drift_scale};
     const Outcome aa0 = run(s, aa, gates, seed), aa1 = run(s, opt, gates, seed);
     s.slowdown = 0.005;
     const Outcome half = run(s, opt, gates, seed);

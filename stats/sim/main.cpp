@@ -23,7 +23,6 @@ std::string g3(double v) {
   return buf;
 }
 
-
 std::string pct(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * v);
@@ -299,9 +298,8 @@ int main(int argc, char** argv) {
               : ""))
             .c_str());
     for (double drift : drifts) {
-      pg::sim::Scenario s{drift_cv, reps,        0.0,
-                          true,     drift,       runs,
-                          drift / 2, history_commits, history_drift_scale};
+      pg::sim::Scenario s{
+          drift_cv, reps, 0.0, true, drift, runs, drift / 2, history_commits, history_drift_scale};
       const auto aa_old = pg::sim::run_gates(s, old_rule, gates, seed);
       const auto aa_new = pg::sim::run_gates(s, holm, gates, seed);
       s.slowdown = 0.10;
@@ -340,9 +338,9 @@ int main(int argc, char** argv) {
                 : ""))
               .c_str());
       for (double slow : seq_slowdowns) {
-        pg::sim::Scenario s{drift_cv,      reps,           slow,
-                            true,          seq_drift,      runs,
-                            seq_drift / 2, history_commits, history_drift_scale};
+        pg::sim::Scenario s{drift_cv,           reps, slow,          true,
+                            seq_drift,          runs, seq_drift / 2, history_commits,
+                            history_drift_scale};
         const auto t = pg::sim::run_sequential(s, holm, runs, seq_looks, gates, seed);
         std::printf("| %s | %s | %s | %s | %.2f | %.2f | %.2f |\n", effect(slow).c_str(),
                     pct(t.rate()).c_str(), pct(double(t.inconclusive) / t.gates).c_str(),

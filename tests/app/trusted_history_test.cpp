@@ -55,16 +55,17 @@ class TrustedHistory : public ::testing::Test {
     Store h(history_db);
     for (int c = 0; c < 10; ++c)  // 10 commits of 2 runs each: df 10
       for (int k = 0; k < 2; ++k)
-        h.import_run(run_of(sha_of(c), level(100 + 10 * c + k) * (1.0 + 0.01 * c), 1000 + c * 10 + k));
+        h.import_run(
+            run_of(sha_of(c), level(100 + 10 * c + k) * (1.0 + 0.01 * c), 1000 + c * 10 + k));
     // None of these may count: each is 30% away from its commit's other runs.
-    Run dirty = run_of(sha_of(0), 13.0, 7);
+    pg::Run dirty = run_of(sha_of(0), 13.0, 7);
     dirty.git.dirty = true;
     h.import_run(dirty);
-    Run threads = run_of(sha_of(1), 13.0, 8);
+    pg::Run threads = run_of(sha_of(1), 13.0, 8);
     threads.env["threads"] = "7";
     h.import_run(threads);
     h.import_run(run_of(sha_of(2), 13.0, 9, kReps - 1));
-    Run ab = run_of(sha_of(3), 13.0, 10);
+    pg::Run ab = run_of(sha_of(3), 13.0, 10);
     ab.ab = AbPairing{std::string(32, 'a'), "base", "abba", 1};
     h.import_run(ab);
     for (int k = 0; k < 2; ++k) {  // the judged commits are never their own history
@@ -98,8 +99,8 @@ class TrustedHistory : public ::testing::Test {
 
 TEST_F(TrustedHistory, CountsOnlyCleanComparableReplicatedRunsOfOtherCommits) {
   Store g(gate_db, true), h(history_db, true);
-  const auto history = app::trusted_history(h, g.runs_for_commit(kHead), {"tpot_ms", "prefill_ms"},
-                                            {kBase, kHead});
+  const auto history =
+      app::trusted_history(h, g.runs_for_commit(kHead), {"tpot_ms", "prefill_ms"}, {kBase, kHead});
   ASSERT_TRUE(history.contains({kKey, "tpot_ms"}));
   const stats::RunVariance& v = history.at({kKey, "tpot_ms"});
   EXPECT_EQ(v.commits, 10);
@@ -175,8 +176,11 @@ TEST(TrustedHistoryEmpty, SaysTheVarianceIsTheGatesOwn) {
   const app::Comparison c = app::compare(g, kBase, kHead, {}, scope);
   ASSERT_FALSE(c.notes.empty());
   EXPECT_NE(c.notes.back().find("the run variance is the gate's own"), std::string::npos);
-  for (const CellComparison& cell : c.result.cells)
-    if (cell.metric == "tpot_ms") EXPECT_EQ(cell.variance_source, "runs");
+  for (const CellComparison& cell : c.result.cells) {
+    if (cell.metric == "tpot_ms") {
+      EXPECT_EQ(cell.variance_source, "runs");
+    }
+  }
 }
 
 }  // namespace

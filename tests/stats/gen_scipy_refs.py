@@ -27,10 +27,11 @@ perfgate fails the suite. One case per line, fields separated by ' | ', numbers 
     ci_low | ci_high | check_p                         the t test on run means with a run
                                                         variance from trusted history: history's
                                                         commits separated by '/'; its variance
-                                                        pooled with the gate's after a two-sided
-                                                        F check at 0.05 (scipy.stats.f), the t
-                                                        test by scipy.stats.t; one run a side
-                                                        checks the within-run variances instead
+                                                        pooled with the gate's unless a one-sided
+                                                        F check at 0.05 finds the gate's larger
+                                                        (scipy.stats.f); one run a side takes
+                                                        the history's between-run part and the
+                                                        gate's within-run part; t by scipy
   mde | se | df | alpha | power | effect               exact: the slowdown whose one-sided t test
                                                         has this power, by the noncentral t
                                                         (scipy.stats.nct) and brentq
@@ -155,33 +156,26 @@ def history_case(history, base, head):
     msw = sum(float(np.sum((g - g.mean()) ** 2)) for g in logs) / within_df
     gate_df = len(mb) + len(mh) - 2
 
-    def two_sided_f(ratio, d1, d2):
-        c = stats.f.cdf(ratio, d1, d2)
-        return min(1.0, 2.0 * min(c, 1.0 - c))
-
     if gate_df >= 1:
         s2 = (float(np.var(mb, ddof=0)) * len(mb) + float(np.var(mh, ddof=0)) * len(mh)) / gate_df
-        check = two_sided_f(s2 / h_var, gate_df, h_df)
+        check = float(stats.f.sf(s2 / h_var, gate_df, h_df))  # one-sided: is the gate's larger?
         used = check >= 0.05
         variance = "pooled" if used else "runs"
         df = gate_df + h_df if used else gate_df
         s2 = (gate_df * s2 + h_df * h_var) / df if used else s2
-    else:
-        check = two_sided_f(msw / h_rep_var, within_df, h_rep_df)
-        used = check >= 0.05
-        variance, df, s2 = ("history", h_df, h_var) if used else ("runs", 0, None)
+    else:  # one run a side: the history's between-run part, the gate's within-run part
+        check = None
+        variance, df = "history", h_df
+        s2 = max(h_var - h_rep_var / reps, 0.0) + msw / reps
     diff = float(mh.mean() - mb.mean())
     fields = [groups_text_commits(history), groups_text(base), groups_text(head), variance,
               repr(float(df)), repr(diff)]
-    if s2 is None:
-        fields += ["-"] * 5
-    else:
-        se = float(np.sqrt(s2 * (1.0 / len(mb) + 1.0 / len(mh))))
-        q = float(stats.t.ppf(0.975, df))
-        fields += [repr(se), repr(float(stats.t.sf(diff / se, df))),
-                   repr(float(stats.t.sf(-diff / se, df))), repr(float(np.exp(diff - q * se))),
-                   repr(float(np.exp(diff + q * se)))]
-    fields.append(repr(float(check)))
+    se = float(np.sqrt(s2 * (1.0 / len(mb) + 1.0 / len(mh))))
+    q = float(stats.t.ppf(0.975, df))
+    fields += [repr(se), repr(float(stats.t.sf(diff / se, df))),
+               repr(float(stats.t.sf(-diff / se, df))), repr(float(np.exp(diff - q * se))),
+               repr(float(np.exp(diff + q * se)))]
+    fields.append("-" if check is None else repr(float(check)))
     return "historyt | " + " | ".join(fields)
 
 
@@ -202,7 +196,7 @@ def history_cases():
             (2, 2, 8, 0.004, 0.002, 0.0, 0.004, 6),      # agrees, no change
             (3, 3, 8, 0.02, 0.002, 0.0, 0.0005, 12),     # the gate is 40x noisier: its own
             (1, 1, 8, 0.004, 0.002, 0.01, 0.004, 8),     # one run a side: history's alone
-            (1, 1, 8, 0.004, 0.03, 0.0, 0.004, 8)]:      # within-run noise changed: none
+            (1, 1, 8, 0.004, 0.03, 0.0, 0.004, 8)]:      # within-run noise is the gate's
         history = [runs(2 + c % 2, reps, 0.01 * c, h_run_sd, 0.002) for c in range(commits)]
         history[0].append(runs(1, reps - 1, 0.0, h_run_sd, 0.002)[0])  # another size: left out
         base, head = runs(kb, reps, 0.0, run_sd, rep_sd), runs(kh, reps, shift, run_sd, rep_sd)
