@@ -306,7 +306,7 @@ check "push: the run is in the persistent store" \
 runs_after=$(server_runs || echo 0)
 check "push: the run reached the server ($runs_before -> $runs_after runs of main there)" \
   [ "$runs_after" -gt "$runs_before" ]
-check "push: summary written" has "$push_job/summary.md" "stored 1 run(s)"
+check "push: summary written (main-rounds 2 by default: replicated runs for later gates' history)" has "$push_job/summary.md" "stored 2 run(s)"
 check "push: the store it created is private (mode 600)" [ "$(stat -c %a "$store")" = 600 ]
 check "push: the token is in no file the job left" bash -c "! grep -rqs s3cret-ingest-token '$push_job'"
 [ "$prc" -eq 0 ] || cat "$push_job/log"
