@@ -285,7 +285,7 @@ TEST_F(Gates, AGateThatFoundARegressionNamesTheCellsItCouldNotSee) {
     const std::string text = w.get<std::string>();
     EXPECT_EQ(text.find("A pass does not rule out"), std::string::npos) << text;
     if (text.rfind("UNDERPOWERED: the regressions found stand, but 2 of 4 compared cells", 0) == 0)
-      names_unseen = text.find("small fp32 B=4") != std::string::npos;
+      names_unseen = text.find("small bf16 B=4") != std::string::npos;
   }
   EXPECT_TRUE(names_unseen) << j["warnings"].dump();
   const std::string page = webtest::get_page(server, "/compare" + q);
@@ -296,8 +296,8 @@ TEST_F(Gates, AGateThatFoundARegressionNamesTheCellsItCouldNotSee) {
   const std::string unseen = page.substr(box, page.find("</div>", box) - box);
   EXPECT_NE(unseen.find("The regressions found stand."), std::string::npos) << unseen;
   EXPECT_NE(unseen.find("2 unchanged cells"), std::string::npos) << unseen;
-  EXPECT_NE(unseen.find("small · fp32 B=1"), std::string::npos) << unseen;
-  EXPECT_NE(unseen.find("small · fp32 B=4"), std::string::npos) << unseen;
+  EXPECT_NE(unseen.find("small · bf16 B=1"), std::string::npos) << unseen;
+  EXPECT_NE(unseen.find("small · bf16 B=4"), std::string::npos) << unseen;
   EXPECT_EQ(unseen.find("tiny ·"), std::string::npos) << unseen;  // the regressed cells
   EXPECT_NE(unseen.find("no MDE: one run a side"), std::string::npos) << unseen;
   EXPECT_NE(page.find("id=\"gate-rule\">decided by pooled Mann-Whitney on repetitions"),
