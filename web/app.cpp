@@ -117,7 +117,8 @@ std::string App::repo_url(uint64_t gen) {
 }
 
 std::string App::main_branch(uint64_t gen) {
-  return app::main_branch(*branches(gen), opt_.main_branch);
+  if (!opt_.main_branch.empty()) return opt_.main_branch;  // without reading the branches
+  return app::main_branch(*branches(gen));
 }
 
 std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_t gen,
