@@ -9,6 +9,36 @@
 
 namespace pg::app {
 
+std::vector<double> point_values(const SeriesSample& s, const CellKey& key,
+                                 const std::string& metric) {
+  std::vector<double> out;
+  if (metric == "prefill_ms") {
+    out = s.rep_prefill_ms;
+  } else if (metric == "tpot_ms") {
+    out = s.rep_tpot_ms;
+  } else if (metric == "decode_tok_s") {
+    // B x (gen_tokens - 1) / decode seconds, with decode seconds = tpot x (gen_tokens - 1).
+    for (double t : s.rep_tpot_ms)
+      if (t > 0) out.push_back(key.batch_size * 1000.0 / t);
+  }
+  if (out.empty()) {
+    auto it = s.metrics.find(metric);
+    if (it != s.metrics.end()) out.push_back(it->second);
+  }
+  return out;  // history() drops non-finite values
+}
+
+std::string main_branch(const std::map<std::string, int64_t>& runs, const std::string& configured) {
+  if (!configured.empty()) return configured;
+  for (const char* name : {"main", "master"})
+    if (runs.count(name)) return name;
+  std::string best;
+  int64_t most = 0;
+  for (const auto& [name, n] : runs)
+    if (name != "detached" && n > most) best = name, most = n;
+  return best;
+}
+
 History history(std::vector<SeriesSample> samples, const HistoryOptions& opt) {
   History h;
   h.samples = std::move(samples);

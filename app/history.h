@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,21 @@ struct History {
   std::vector<ChangePoint> changes;  // over the points' medians; index = first point after
   size_t skipped_cells = 0;          // not ok, or without a value: stored, not drawn
 };
+
+// The values a stored cell gives its commit's point for `metric`: one per repetition for the
+// metrics measured per repetition (tpot_ms, prefill_ms, decode_tok_s = B x 1000 / tpot_ms), so
+// a point's median is the median of every repetition of the commit; the cell's stored metric
+// where it is measured once per cell (peak memory) or the repetitions are unknown. The trend page
+// and `perfgate changes` take the same values, so a change point has the same size in both
+// (docs/WEB.md, "The size of a change").
+std::vector<double> point_values(const SeriesSample& s, const CellKey& key,
+                                 const std::string& metric);
+
+// The branch a history follows unless told otherwise: `configured` when not empty, else "main",
+// else "master", else the branch with the most runs ("detached" never); empty when no run names a
+// branch (then nothing is filtered). `runs`: Store::branch_run_counts().
+std::string main_branch(const std::map<std::string, int64_t>& runs,
+                        const std::string& configured = "");
 
 // From samples already read (series_samples' order: commit time, then run id).
 History history(std::vector<SeriesSample> samples, const HistoryOptions& opt);

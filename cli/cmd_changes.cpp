@@ -1,5 +1,6 @@
 // `perfgate changes`: the change points of every stored series, found by the same history
-// (app/history.h) that the web's trend page draws.
+// (app/history.h) that the web's trend page draws: the same branch, the same values, the same
+// size of a change (docs/WEB.md, "The size of a change").
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -7,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "app/history.h"
 #include "cli/commands.h"
@@ -24,7 +27,7 @@ namespace pg::cli {
 namespace {
 
 struct ChangesFlags {
-  std::string db = "perfgate.db", metric = "tpot_ms", format = "text";
+  std::string db = "perfgate.db", metric = "tpot_ms", format = "text", branch;
   size_t min_segment = ChangePointOptions{}.min_segment;
   double alpha = ChangePointOptions{}.alpha;
 };
@@ -38,18 +41,30 @@ int run_changes(const ChangesFlags& f) {
   if (f.min_segment < 1) throw UsageError("--min-segment must be >= 1");
   if (!(f.alpha > 0.0 && f.alpha < 1.0)) throw UsageError("--alpha must be in (0, 1)");
   auto store = open_existing_db(f.db);
-  // One value per run: the cell's stored metric; a commit's point is the median over its runs.
+  // One branch, as the trend: the one asked for, else the trend's main branch (empty when no run
+  // names a branch: then every run with a commit).
+  const std::map<std::string, int64_t> branches = store->branch_run_counts();
+  if (!f.branch.empty() && !branches.count(f.branch))
+    throw UsageError("--branch: no stored run was made on branch '" + f.branch + "'");
+  const std::string branch = app::main_branch(branches, f.branch);
+  // Branch names come from the measured repository: one inert line.
+  const std::string on = branch.empty() ? " (no run names a branch: every run)"
+                                        : " on branch " + inert_text(branch, kInertNameChars);
+  // The trend's values: a commit's point is the median of every repetition of its runs.
   app::HistoryOptions opt;
-  opt.values = [&](const SeriesSample& s) {
-    auto it = s.metrics.find(f.metric);
-    return it == s.metrics.end() ? std::vector<double>{} : std::vector<double>{it->second};
-  };
+  opt.branch = branch;
   opt.runs_without_commit = false;
   opt.change_points.min_segment = f.min_segment;
   opt.change_points.alpha = f.alpha;
 
+  // The size of a change, as every page shows it: after / before - 1 (docs/WEB.md).
+  auto relative = [](const ChangePoint& cp) {
+    return cp.before != 0 ? std::optional<double>(cp.after / cp.before - 1.0) : std::nullopt;
+  };
+  if (f.format == "text") std::cout << "change points of " << f.metric << on << '\n';
   nlohmann::json series_json = nlohmann::json::array();
   for (const SeriesInfo& series : store->list_series()) {
+    opt.values = [&](const SeriesSample& s) { return app::point_values(s, series.key, f.metric); };
     const app::History h = app::history(*store, series.id, opt);
     if (h.points.empty()) continue;
     const std::vector<ChangePoint>& cps = h.changes;
@@ -64,6 +79,7 @@ int run_changes(const ChangesFlags& f) {
            {"before", cp.before},
            {"after", cp.after},
            {"ratio", cp.before != 0 ? nlohmann::json(cp.after / cp.before) : nullptr},
+           {"relative", relative(cp) ? nlohmann::json(*relative(cp)) : nullptr},
            {"p_value", cp.p_value}});
     }
     const nlohmann::json env = environment_to_json(series.env);
@@ -89,15 +105,20 @@ int run_changes(const ChangesFlags& f) {
       for (const auto& cp : cps) {
         const app::HistoryPoint& at = h.points.at(cp.index);
         std::cout << fmt::format(
-            "  {}  {} -> {} {}  x{:.3f}  p={}  {}\n", report_text::short_sha(at.commit),
+            "  {}  {} -> {} {}  {}  p={}  {}\n", report_text::short_sha(at.commit),
             report_text::fmt_ms(cp.before), report_text::fmt_ms(cp.after), f.metric,
-            cp.before != 0 ? cp.after / cp.before : NAN, report_text::fmt_p(cp.p_value),
-            inert_text(at.subject, kInertNameChars));
+            relative(cp) ? fmt::format("{:+.1f}%", 100.0 * *relative(cp)) : "-",
+            report_text::fmt_p(cp.p_value), inert_text(at.subject, kInertNameChars));
       }
     }
   }
   if (f.format == "json") {
-    std::cout << nlohmann::json{{"metric", f.metric}, {"series", series_json}}.dump(2) << '\n';
+    std::cout << nlohmann::json{{"metric", f.metric},
+                                {"branch",
+                                 branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(branch)},
+                                {"series", series_json}}
+                     .dump(2)
+              << '\n';
   } else if (series_json.empty()) {
     std::cout << "no stored series with " << f.metric << " values\n";
   }
@@ -114,6 +135,8 @@ void add_changes_command(CLI::App& root, Action& action) {
   c->add_option("--min-segment", f->min_segment, "commits needed on each side of a change")
       ->capture_default_str();
   c->add_option("--alpha", f->alpha, "significance of each split")->capture_default_str();
+  c->add_option("--branch", f->branch,
+                "the branch followed (default: the trend's: main, else master, else the busiest)");
   c->add_option("--format", f->format, "text or json")->capture_default_str();
   c->callback([f, &action] { action = [f] { return run_changes(*f); }; });
 }

@@ -181,6 +181,11 @@ using GateOptionError = SettingError;
 // Throws SettingError for the first field out of range; evaluate_gate calls it first.
 void validate_gate_options(const GateOptions& o);
 
+// The tested cells that stayed unchanged yet could not have shown a slowdown of their metric's
+// min effect: their MDE is above it, or none can be stated. Where the gate found a regression,
+// its blindness is only these cells' (docs/STATISTICS.md, "Minimum detectable effect").
+std::vector<const CellComparison*> unseen_cells(const GateResult& r);
+
 // Exit code of `perfgate compare` for a result (docs/CLI.md: 0 pass, 1 regression, 3 inconclusive).
 int gate_exit_code(const GateResult& r);
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/errors.h"
+#include "core/cell_label.h"
 #include "stats/gate_steps.h"
 #include "stats/mann_whitney.h"
 #include "stats/multiple.h"
@@ -183,7 +184,34 @@ void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w) {
                " (a slowdown of every cell from " +
                (sum->mde_all_cells ? pct(*sum->mde_all_cells) : "-") + ")";
   }
-  if (r.underpowered && w.blind == 0 && m > 0)
+  const bool found = std::any_of(r.cells.begin(), r.cells.end(), [](const CellComparison& c) {
+    return c.verdict == CellVerdict::regression && !is_exact_gate_metric(c.metric);
+  });
+  if (found && r.underpowered && w.blind == 0 && m > 0) {
+    // A regression found is not contradicted: the warning names the cells the gate could not
+    // have seen, if any are left.
+    const std::vector<const CellComparison*> unseen = unseen_cells(r);
+    if (!unseen.empty()) {
+      constexpr size_t kNamed = 5;
+      std::string cells;
+      for (size_t i = 0; i < unseen.size() && i < kNamed; ++i) {
+        const CellComparison& c = *unseen[i];
+        cells += std::string(i ? "; " : "") + cell_label(c.key) +
+                 (tested.size() > 1 ? " " + c.metric : "") + " (" +
+                 (c.mde ? "MDE " + pct(*c.mde) + " > " + pct(opt.min_effect_for(c.metric))
+                        : std::string("no MDE")) +
+                 ")";
+      }
+      if (unseen.size() > kNamed)
+        cells += "; and " + std::to_string(unseen.size() - kNamed) + " more";
+      r.warnings.push_back(
+          "UNDERPOWERED: the regressions found stand, but " + std::to_string(unseen.size()) +
+          " of " + std::to_string(m) +
+          " compared cells did not regress and could not have shown a slowdown of " + min_effect +
+          " (their minimum detectable effect at " + pct(opt.power) + " power is above it): " +
+          cells + ". Measure more rounds or repetitions to see a slowdown there.");
+    }
+  } else if (r.underpowered && w.blind == 0 && m > 0)
     r.warnings.push_back(
         "UNDERPOWERED: this gate detects with " + pct(opt.power) + " probability " + clauses +
         (r.rules_out_min_effect
@@ -218,6 +246,24 @@ void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w) {
                          SettingError::setting("allow_missing_baseline") + " to accept)");
   if (r.cells.empty()) r.warnings.push_back("nothing to compare: the head has no cells");
 }
+
+}  // namespace pg::stats
+
+namespace pg {
+
+std::vector<const CellComparison*> unseen_cells(const GateResult& r) {
+  std::vector<const CellComparison*> out;
+  for (const CellComparison& c : r.cells) {
+    if (c.test.empty() || is_exact_gate_metric(c.metric) || c.verdict != CellVerdict::unchanged)
+      continue;
+    if (!c.mde || *c.mde > r.options.min_effect_for(c.metric)) out.push_back(&c);
+  }
+  return out;
+}
+
+}  // namespace pg
+
+namespace pg::stats {
 
 void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w) {
   // --require-power asks for a verdict whose error rates are stated: a cell decided without a

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include "app/history.h"
 #include "common/errors.h"
 #include "common/git_remote.h"
 
@@ -116,15 +117,8 @@ std::string App::repo_url(uint64_t gen) {
 }
 
 std::string App::main_branch(uint64_t gen) {
-  if (!opt_.main_branch.empty()) return opt_.main_branch;
-  auto b = branches(gen);
-  for (const char* name : {"main", "master"})
-    if (b->count(name)) return name;
-  std::string best;
-  int64_t most = 0;
-  for (const auto& [name, runs] : *b)
-    if (name != "detached" && runs > most) best = name, most = runs;
-  return best;
+  if (!opt_.main_branch.empty()) return opt_.main_branch;  // without reading the branches
+  return app::main_branch(*branches(gen));
 }
 
 std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_t gen,

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -69,10 +70,12 @@ std::string render_compare_form(const CommitCatalog& catalog, const std::string&
   std::string h = "<h1>Compare two revisions</h1>";
   if (!error.empty()) h += "<div class=\"card error-box\">" + html_escape(error) + "</div>";
   h += compare_form(catalog, base, head, device);
-  h += "<p class=\"muted\">The same gate as <code>perfgate compare</code>: per cell, a one-sided "
-       "t test on the run means of log tpot_ms (runs are the replicates) with its 95% interval, "
-       "Holm correction across the cells; with one run a side, the pooled Mann-Whitney U and its "
-       "Hodges-Lehmann interval, assuming no drift between runs.</p>";
+  h +=
+      "<p class=\"muted\">The same gate as <code>perfgate compare</code>: per cell, a one-sided "
+      "t test on the run means of log tpot_ms (runs are the replicates) with its 95% interval, "
+      "Holm correction across the cells; with one run a side, the pooled Mann-Whitney U and its "
+      "Hodges-Lehmann interval, assuming no drift between runs; for the A/B runs of <code>perfgate "
+      "ab</code>, the paired t test. The result names the test that decided.</p>";
   if (catalog.commits.size() >= 2) {
     const auto& head_c = catalog.commits[0];
     const auto& base_c = catalog.commits[1];
@@ -115,7 +118,37 @@ std::string power_text(const GateResult& r) {
   };
   const std::string power = pct_setting(r.options.power);
   std::string h;
-  if (r.underpowered) {
+  const bool found = std::any_of(r.cells.begin(), r.cells.end(), [](const CellComparison& c) {
+    return c.verdict == CellVerdict::regression && !is_exact_gate_metric(c.metric);
+  });
+  if (r.underpowered && found) {
+    // A gate that found a regression was not blind: say which cells it could not have seen.
+    const std::vector<const CellComparison*> unseen = unseen_cells(r);
+    if (!unseen.empty()) {
+      constexpr size_t kListed = 10;
+      h += "<div class=\"card unseen\" id=\"gate-unseen\"><b>The regressions found stand.</b> " +
+           std::to_string(unseen.size()) + " unchanged cell" + (unseen.size() == 1 ? "" : "s") +
+           " could not have shown a slowdown of the min effect (their minimum detectable effect "
+           "at " +
+           power +
+           " power is above it), so \"unchanged\" there does not rule one out:<ul "
+           "id=\"unseen-cells\">";
+      for (size_t i = 0; i < unseen.size() && i < kListed; ++i) {
+        const CellComparison& c = *unseen[i];
+        h += "<li>" +
+             html_escape(c.key.model + " · " + cell_label(c.key, false) + metric_suffix(c)) +
+             " <span class=\"muted small\">(" +
+             (c.mde ? "MDE " + pct(*c.mde) + " &gt; " +
+                          pct_setting(r.options.min_effect_for(c.metric))
+                    : std::string(c.test == "mann-whitney" ? "no MDE: one run a side"
+                                                           : "no MDE: too few repetitions")) +
+             ")</span></li>";
+      }
+      if (unseen.size() > kListed)
+        h += "<li class=\"muted\">and " + std::to_string(unseen.size() - kListed) + " more</li>";
+      h += "</ul>Measure more runs per side to see a slowdown there.</div>";
+    }
+  } else if (r.underpowered) {
     h += std::string(
              "<div class=\"card blind\" id=\"gate-blind\"><b>This gate was blind to its own "
              "min effect.</b> ") +
@@ -242,11 +275,16 @@ std::string answer(const CompareView& v, const CommitCatalog& catalog) {
     h += std::string(first ? "" : " · ") + std::to_string(n) + " " + html_escape(name);
     first = false;
   }
-  h += " · alpha " + pct_setting(r.options.alpha, false) + " · min effect " +
-       pct_setting(r.options.min_effect) + " · " + html_escape(r.options.correction) +
-       " correction · base " + commit_html(r.base, v.repo_url) + " (" +
-       std::to_string(r.base_runs) + " runs) · head " + commit_html(r.head, v.repo_url) + " (" +
-       std::to_string(r.head_runs) + " runs)</p>";
+  h +=
+      " · alpha " + pct_setting(r.options.alpha, false) + " · min effect " +
+      pct_setting(r.options.min_effect) + " · " + html_escape(r.options.correction) +
+      " correction" +
+      // The test that decided, in the gate's own words, as `perfgate compare` prints it.
+      (r.rule.empty() ? ""
+                      : " · <span id=\"gate-rule\">decided by " + html_escape(r.rule) + "</span>") +
+      " · base " + commit_html(r.base, v.repo_url) + " (" + std::to_string(r.base_runs) +
+      " runs) · head " + commit_html(r.head, v.repo_url) + " (" + std::to_string(r.head_runs) +
+      " runs)</p>";
   if (!v.env_differences.empty()) {
     h += "<div class=\"env-diff\"><b>The environments differ</b>, so cells cannot be compared "
          "as they are:<ul>";

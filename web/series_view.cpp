@@ -46,33 +46,6 @@ std::optional<Metric> parse_metric(std::string_view name) {
 
 namespace {
 
-// One value per repetition (the spread is then the spread of the repetitions), from the store's
-// per-repetition table, so no raw samples need loading; the cell's stored metric where the
-// quantity is measured once per cell (peak memory) or the repetitions are unknown.
-std::vector<double> repetition_values(const SeriesSample& s, const CellKey& key, Metric m) {
-  std::vector<double> out;
-  switch (m) {
-    case Metric::prefill_ms:
-      out = s.rep_prefill_ms;
-      break;
-    case Metric::tpot_ms:
-      out = s.rep_tpot_ms;
-      break;
-    case Metric::decode_tok_s:
-      // B x (gen_tokens - 1) / decode seconds, with decode seconds = tpot x (gen_tokens - 1).
-      for (double t : s.rep_tpot_ms)
-        if (t > 0) out.push_back(key.batch_size * 1000.0 / t);
-      break;
-    case Metric::peak_alloc_bytes:
-      break;
-  }
-  if (out.empty()) {
-    auto it = s.metrics.find(metric_info(m).name);
-    if (it != s.metrics.end()) out.push_back(it->second);
-  }
-  return out;  // app::history drops non-finite values
-}
-
 std::optional<LastCompare> compare_last_two(const SeriesInfo& info, const app::History& h,
                                             const SeriesRules& rules) {
   if (h.points.size() < 2) return std::nullopt;
@@ -121,7 +94,7 @@ SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> s
   v.rules = rules;
   const MetricInfo& mi = metric_info(metric);
   app::HistoryOptions hopt;
-  hopt.values = [&](const SeriesSample& s) { return repetition_values(s, info.key, metric); };
+  hopt.values = [&](const SeriesSample& s) { return app::point_values(s, info.key, mi.name); };
   hopt.branch = rules.branch;
   hopt.detect = std::move(detect);
   const app::History h = app::history(std::move(samples), hopt);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cell_label.h"
 #include "stats/gate.h"
 #include "stats/random.h"
 #include "stats/sim/experiments.h"
@@ -128,6 +129,35 @@ TEST(GateDecides, OneRunASideStatesNoPowerAndRequirePowerIsInconclusive) {
   const GateResult strict = evaluate_gate("b", base, "h", head, opt);
   EXPECT_EQ(strict.verdict, GateVerdict::inconclusive);
   EXPECT_EQ(gate_exit_code(strict), 3);
+}
+
+TEST(GateDecides, AnUnderpoweredGateThatFoundARegressionNamesTheCellsItCouldNotSee) {
+  // 3 noisy runs a side (about 5% drift): one cell 2x slower is caught, the other 11 could not
+  // have shown a 5% slowdown. The warning must not say the gate was blind or talk of a pass: it
+  // says the regression stands and names the cells it could not see (issue 27).
+  const auto base = side(1, {1.0, 1.06, 0.95}, 10, 0.01, 10);
+  const auto head = side(4, {0.97, 1.05, 1.01}, 10, 0.01, 20, 2.0);
+  const GateResult r = evaluate_gate("b", base, "h", head, {});
+  ASSERT_EQ(r.verdict, GateVerdict::regression);
+  EXPECT_EQ(r.cells[0].verdict, CellVerdict::regression);
+  EXPECT_TRUE(r.underpowered);  // the gate's MDE is still its largest cell's
+  const std::vector<const CellComparison*> unseen = unseen_cells(r);
+  ASSERT_FALSE(unseen.empty());
+  for (const CellComparison* c : unseen) {
+    EXPECT_EQ(c->verdict, CellVerdict::unchanged);
+    ASSERT_TRUE(c->mde.has_value());
+    EXPECT_GT(*c->mde, r.options.min_effect);
+  }
+  EXPECT_FALSE(has_warning(r, "A pass does not rule out"));
+  EXPECT_TRUE(has_warning(r, "UNDERPOWERED: the regressions found stand, but " +
+                                 std::to_string(unseen.size()) + " of 12 compared cells"));
+  EXPECT_TRUE(has_warning(r, cell_label(unseen.front()->key) + " (MDE "));
+  // The same data without the slowdown: no regression, so the gate is blind as before.
+  const GateResult pass =
+      evaluate_gate("b", base, "h", side(4, {0.97, 1.05, 1.01}, 10, 0.01, 20), {});
+  EXPECT_EQ(pass.verdict, GateVerdict::pass);
+  EXPECT_TRUE(has_warning(pass, "A pass does not rule out"));
+  EXPECT_FALSE(has_warning(pass, "regressions found stand"));
 }
 
 TEST(GateDecides, RequirePowerCatchesTheOneRunDriftOfIssue25) {

@@ -257,5 +257,53 @@ TEST_F(Gates, TheComparePageSaysWhenTheGateWasBlindToItsMinEffect) {
   EXPECT_NE(seeing.find("one run a side"), std::string::npos);
 }
 
+// A gate that found a regression was not blind (issue 27): the page says the regressions stand
+// and names the cells that could not have shown a slowdown, never "blind to its own min effect";
+// it names the test that decided, as `perfgate compare` does.
+TEST_F(Gates, AGateThatFoundARegressionNamesTheCellsItCouldNotSee) {
+  SeedSpec spec;
+  spec.commits = 4;
+  spec.reps = 10;  // enough for the rank test over 4 cells
+  spec.models = {"tiny", "small"};
+  spec.step_at = 2;
+  spec.step_factor = 1.3;
+  spec.step_models = {"tiny"};  // "small" stays the same: unchanged, and unseen with one run
+  const std::string db = dir_.file("found.db");
+  {
+    Store s(db);
+    s.import_runs(make_runs(spec));
+  }
+  web::ServeOptions opt;
+  opt.db_path = db;
+  LiveServer server(opt);
+  const std::string q = "?base=" + commit_sha(1, spec.seed) + "&head=" + commit_sha(2, spec.seed);
+  const nlohmann::json j = webtest::get_json(server, "/api/v1/compare" + q);
+  ASSERT_EQ(j["verdict"], "regression") << j.dump();
+  EXPECT_TRUE(j["underpowered"].get<bool>());
+  bool names_unseen = false;
+  for (const auto& w : j["warnings"]) {
+    const std::string text = w.get<std::string>();
+    EXPECT_EQ(text.find("A pass does not rule out"), std::string::npos) << text;
+    if (text.rfind("UNDERPOWERED: the regressions found stand, but 2 of 4 compared cells", 0) == 0)
+      names_unseen = text.find("small bf16 B=4") != std::string::npos;
+  }
+  EXPECT_TRUE(names_unseen) << j["warnings"].dump();
+  const std::string page = webtest::get_page(server, "/compare" + q);
+  EXPECT_EQ(page.find("id=\"gate-blind\""), std::string::npos) << page;
+  EXPECT_EQ(page.find("blind to its own min effect"), std::string::npos);
+  const size_t box = page.find("id=\"gate-unseen\"");
+  ASSERT_NE(box, std::string::npos) << page;
+  const std::string unseen = page.substr(box, page.find("</div>", box) - box);
+  EXPECT_NE(unseen.find("The regressions found stand."), std::string::npos) << unseen;
+  EXPECT_NE(unseen.find("2 unchanged cells"), std::string::npos) << unseen;
+  EXPECT_NE(unseen.find("small · bf16 B=1"), std::string::npos) << unseen;
+  EXPECT_NE(unseen.find("small · bf16 B=4"), std::string::npos) << unseen;
+  EXPECT_EQ(unseen.find("tiny ·"), std::string::npos) << unseen;  // the regressed cells
+  EXPECT_NE(unseen.find("no MDE: one run a side"), std::string::npos) << unseen;
+  EXPECT_NE(page.find("id=\"gate-rule\">decided by pooled Mann-Whitney on repetitions"),
+            std::string::npos)
+      << page;
+}
+
 }  // namespace
 }  // namespace pg::webtest
