@@ -19,7 +19,7 @@
       a run's mean around its commit's mean (runs), and the head/base ratio of A/B databases.
 
 A database's base is the commit of its first run (every round starts or ends with the base, and
-round 1 starts with it); its head is the other commit.
+round 1 starts with it), or PERFGATE_EVAL_BASE when set; its head is the other commit.
 """
 import json
 import math
@@ -33,11 +33,14 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
 
+BASE = os.environ.get("PERFGATE_EVAL_BASE")  # the base commit, where rounds alternate their order
+
+
 def commits(db):
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     rows = con.execute("SELECT id, git_commit FROM runs ORDER BY id").fetchall()
     con.close()
-    base = rows[0][1]
+    base = BASE if BASE else rows[0][1]
     head = next(c for _, c in rows if c != base)
     return base, head, len(rows)
 
