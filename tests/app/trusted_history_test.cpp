@@ -139,6 +139,23 @@ TEST_F(TrustedHistory, PoolsWithTheGatesOwnVarianceAndSaysSo) {
   EXPECT_TRUE(noted);
 }
 
+// `--min-effect auto` learns the run-to-run spread from the trusted store when one is given,
+// not from the gate's own database (whose base runs give it df 2).
+TEST_F(TrustedHistory, AutoMinEffectLearnsFromTheTrustedStore) {
+  app::GateSettings settings;
+  settings.min_effect_auto = true;
+  auto df_of = [](const std::string& reason) {
+    const auto end = reason.find(" degrees of freedom");
+    if (end == std::string::npos) return -1;
+    const auto start = reason.rfind(' ', end - 1);
+    return std::stoi(reason.substr(start + 1, end - start - 1));
+  };
+  const std::string own = compare(false, settings).result.options.min_effect_source;
+  const std::string with = compare(true, settings).result.options.min_effect_source;
+  EXPECT_EQ(df_of(own), 2) << own;
+  EXPECT_GE(df_of(with), 10) << with;
+}
+
 class TrustedHistoryOneRun : public TrustedHistory {
  protected:
   TrustedHistoryOneRun() { gate_runs = 1; }
