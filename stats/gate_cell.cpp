@@ -37,12 +37,6 @@ void rank_estimate(CellComparison& c, const CellPool& base, const CellPool& head
 
 }  // namespace
 
-std::string fmt_g(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
 TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, const CellPool& head,
                      bool run_level, const RunVariance* history) {
   TestedCell t;

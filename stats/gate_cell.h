@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 
+#include "stats/format.h"
 #include "stats/gate.h"
 #include "stats/gate_inputs.h"
 #include "stats/paired.h"
@@ -51,8 +52,5 @@ void apply_paired(CellComparison& c, TestedCell& t, const std::vector<AbBlocks>&
 // when the rank test can never reach `alpha` with these repetitions, and when the cell is
 // drift-blind: any figure from the repetitions alone would be smaller than what the gate can see.
 std::optional<double> cell_mde(const TestedCell& t, double alpha, double power);
-
-// "%.3g" of v, for notes and warnings.
-std::string fmt_g(double v);
 
 }  // namespace pg::stats

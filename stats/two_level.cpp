@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "common/descriptive.h"
+#include "stats/format.h"
 #include "stats/normal.h"
 #include "stats/student_t.h"
 
@@ -49,12 +50,6 @@ bool every_run_has(const RunGroups& runs, int reps) {
 // variance exactly when that is small by chance, and so raise false alarms (docs/STATISTICS.md).
 double f_check_p(double ratio, double d1, double d2) { return 1.0 - f_cdf(ratio, d1, d2); }
 
-std::string g3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
 // Joins the history's run-mean variance to this gate's (`s2` with `df`), or says in
 // e.variance_note why not. With runs of its own the gate pools after a one-sided F check on the
 // run-mean variances. With one run a side (df 0) nothing can check the run level: the history
@@ -74,8 +69,8 @@ void join_history(TwoLevelEstimate& e, double& s2, double& df, const RunVariance
       e.variance_check_p = p;
       if (p < kVarianceCheckAlpha) {
         e.variance_note = "trusted history not used: this gate's run-to-run variance is " +
-                          (h.run_mean_var > 0.0 ? g3(s2 / h.run_mean_var) + " times" : "above") +
-                          " the history's (F check p = " + g3(p) + ")";
+                          (h.run_mean_var > 0.0 ? fmt_g(s2 / h.run_mean_var) + " times" : "above") +
+                          " the history's (F check p = " + fmt_g(p) + ")";
         return;
       }
     }

@@ -10,18 +10,13 @@
 #include <tuple>
 #include <vector>
 
+#include "stats/format.h"
 #include "stats/random.h"
 #include "stats/sim/ab_study.h"
 #include "stats/sim/experiments.h"
 #include "stats/sim/history_study.h"
 
 namespace {
-
-std::string g3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 std::string pct(double v) {
   char buf[32];
@@ -294,7 +289,7 @@ int main(int argc, char** argv) {
         (std::string(require_power ? ", --require-power" : "") +
          (history_commits > 0
               ? ", trusted history of " + std::to_string(history_commits) +
-                    " commits x 2 runs at " + g3(history_drift_scale) + "x the drift"
+                    " commits x 2 runs at " + pg::stats::fmt_g(history_drift_scale) + "x the drift"
               : ""))
             .c_str());
     for (double drift : drifts) {
