@@ -95,6 +95,31 @@ pg_sandbox_env() {
   fi
 }
 
+# The directories under /tmp or /var/tmp that the trusted perfgate needs inside a container, one
+# a line: the harness's, perfgate's own, and those of the shared libraries that perfgate and its
+# LibTorch runner load (a venv in /tmp, or reached through a ./.venv link of a checkout in /tmp,
+# holds LibTorch), with the whole nvidia/ tree beside torch/lib, whose libraries LibTorch also
+# opens at run time. Paths are normalised without resolving links: the runner names them so.
+pg_trusted_tmp_dirs() {
+  local bin=${PERFGATE_BIN:-} path
+  {
+    [ -z "${PERFGATE_HARNESS_DIR:-}" ] || echo "$PERFGATE_HARNESS_DIR"
+    if [ -n "$bin" ]; then
+      dirname "$bin"
+      for path in "$bin" "$(dirname "$bin")/perfgate-runner"; do
+        [ -x "$path" ] && ldd "$path" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' |
+          xargs -r -n1 dirname
+      done
+    fi
+  } | while IFS= read -r path; do
+    path=$(realpath -ms "$path")
+    case $path in */torch/lib) echo "${path%/torch/lib}/nvidia" ;; esac
+    echo "$path"
+  done | grep -E '^/(var/)?tmp/' | sort -u | while IFS= read -r path; do
+    if [ -d "$path" ]; then echo "$path"; fi
+  done
+}
+
 # The bubblewrap command line of one container (PG_BWRAP, an array) that runs in DIR, for SIDE.
 pg_bwrap_args() {
   local dir=$1 side=$2 path
@@ -107,11 +132,12 @@ pg_bwrap_args() {
   for path in /tmp /var/tmp /run/lock /run/user /run/shm; do
     if [ -d "$path" ] && [ ! -L "$path" ]; then PG_BWRAP+=(--tmpfs "$path"); fi
   done
-  # The trusted perfgate and its timing harness, read-only, where they sit under one of those
-  # temporary directories (a checkout of the action in /tmp, say): the container would hide them.
-  for path in "${PERFGATE_HARNESS_DIR:-}" "$(dirname "${PERFGATE_BIN:-/}")"; do
-    case $path in /tmp/* | /var/tmp/*) [ -d "$path" ] && PG_BWRAP+=(--ro-bind "$path" "$path") ;; esac
-  done
+  # The trusted perfgate, its timing harness and the libraries they load, read-only, where they
+  # sit under one of those temporary directories (a checkout of the action in /tmp, say): the
+  # container would hide them.
+  while IFS= read -r path; do
+    PG_BWRAP+=(--ro-bind "$path" "$path")
+  done < <(pg_trusted_tmp_dirs)
   # The writable places, after the tmpfs that may hold their mount point: a side's own clone,
   # build directory and state; the whole job's directory only for the job's set-up.
   if [ -z "$side" ]; then

@@ -198,6 +198,30 @@ check "the base's code cannot write the head's clone either" bash -c "! grep -q 
 [ "$failures" -eq 0 ] || cat "$tmp/sides.out" "$tmp/base.out"
 pg_sandbox_destroy
 
+# --- a trusted perfgate that lives in /tmp --------------------------------------------------------
+# A checkout built in /tmp whose LibTorch comes through its ./.venv link (the set-up script's): the
+# container's empty /tmp must still show perfgate, and the libraries it loads through that link.
+trusted=$(mktemp -d /tmp/perfgate-trusted-XXXXXX)
+chmod 755 "$trusted"
+mkdir -p "$trusted/venv-real/lib" "$trusted/build"
+ln -s "$trusted/venv-real" "$trusted/.venv"
+echo 'const char *pg_probe(void) { return "PROBE: library loaded"; }' >"$trusted/probe.c"
+printf '%s\n' '#include <stdio.h>' 'const char *pg_probe(void);' \
+  'int main(void) { puts(pg_probe()); return 0; }' >"$trusted/main.c"
+"${CC:-cc}" -shared -fPIC -o "$trusted/venv-real/lib/libpgprobe.so" "$trusted/probe.c" &&
+  "${CC:-cc}" -o "$trusted/build/perfgate" "$trusted/main.c" -L"$trusted/.venv/lib" -lpgprobe \
+    -Wl,--enable-new-dtags,-rpath,"$trusted/.venv/lib"
+check "a perfgate built in /tmp, its library through a link, runs outside the sandbox" \
+  bash -c "'$trusted/build/perfgate' | grep -q PROBE"
+pg_sandbox_create
+PERFGATE_BIN="$trusted/build/perfgate" pg_untrusted "$PG_SANDBOX" "$trusted/build/perfgate" \
+  >"$tmp/trusted.out" 2>&1
+check "... and inside it: the container shows its directory and its library's" \
+  has "$tmp/trusted.out" "PROBE: library loaded"
+[ "$failures" -eq 0 ] || cat "$tmp/trusted.out"
+pg_sandbox_destroy
+rm -rf "$trusted"
+
 # --- the container's shape ---------------------------------------------------------------------
 pg_sandbox_create
 # shellcheck disable=SC2016  # expands in the sandbox's shell
