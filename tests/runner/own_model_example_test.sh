@@ -19,7 +19,11 @@
 # exports its own), to time a job before and after it.
 set -euo pipefail
 PERFGATE_REAL=$(realpath "${1:?usage: own_model_example_test.sh PERFGATE PYTHON [MODE]}")
-PYTHON=$(realpath -s "${2:?usage: own_model_example_test.sh PERFGATE PYTHON [MODE]}")
+# The measured code runs this Python, in a container whose /tmp is empty: its directory's links are
+# resolved (a checkout in /tmp reaches the venv through ./.venv), the interpreter's own link is kept
+# (resolved, it would leave the venv).
+PYTHON=${2:?usage: own_model_example_test.sh PERFGATE PYTHON [MODE]}
+PYTHON=$(realpath "$(dirname "$PYTHON")")/$(basename "$PYTHON")
 MODE=${3:-exec}
 export PERFGATE_REAL PYTHON
 here=$(cd "$(dirname "$0")" && pwd)
