@@ -50,6 +50,7 @@ nlohmann::json gate_to_json(const GateResult& r) {
          {"history_commits",
           c.history_df ? nlohmann::json(c.history_commits) : nlohmann::json(nullptr)},
          {"mde", number_or_null(c.mde)},
+         {"accepted_ratio", number_or_null(c.accepted_ratio)},
          {"ab_runs", c.test == "paired-t" ? nlohmann::json(c.ab_runs) : nlohmann::json(nullptr)},
          {"blocks", c.test == "paired-t" ? nlohmann::json(c.blocks) : nlohmann::json(nullptr)},
          {"pairs", c.test == "paired-t" ? nlohmann::json(c.pairs) : nlohmann::json(nullptr)},
@@ -73,7 +74,7 @@ nlohmann::json gate_to_json(const GateResult& r) {
          {"underpowered", m.underpowered}});
   nlohmann::json counts = nlohmann::json::object();
   for (auto v : {CellVerdict::regression, CellVerdict::improvement, CellVerdict::unchanged,
-                 CellVerdict::no_baseline, CellVerdict::incomparable}) {
+                 CellVerdict::no_baseline, CellVerdict::incomparable, CellVerdict::accepted}) {
     counts[to_string(v)] = 0;
   }
   for (const auto& [v, n] : report_text::count_verdicts(r)) counts[to_string(v)] = n;

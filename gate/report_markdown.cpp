@@ -46,6 +46,8 @@ const char* cell_icon(CellVerdict v) {
       return "❔";
     case CellVerdict::incomparable:
       return "⚠️";
+    case CellVerdict::accepted:
+      return "☑️";
   }
   return "";
 }

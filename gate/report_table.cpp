@@ -30,6 +30,7 @@ const char* verdict_color(CellVerdict v) {
     case CellVerdict::incomparable:
       return kYellow;
     case CellVerdict::unchanged:
+    case CellVerdict::accepted:
       return "";
   }
   return "";

@@ -214,6 +214,8 @@ std::string headline(const GateResult& r) {
   std::string s = "no regression in " + what + " across " + plural(int(keys.size()), "cell");
   if (n[CellVerdict::improvement] > 0)
     s += ", " + plural(n[CellVerdict::improvement], "improvement");
+  if (n[CellVerdict::accepted] > 0)
+    s += ", " + std::to_string(n[CellVerdict::accepted]) + " slower as accepted";
   return s;
 }
 

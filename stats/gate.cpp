@@ -27,6 +27,8 @@ std::string to_string(CellVerdict v) {
       return "no-baseline";
     case CellVerdict::incomparable:
       return "incomparable";
+    case CellVerdict::accepted:
+      return "accepted";
   }
   return "incomparable";
 }
@@ -119,6 +121,10 @@ void validate_gate_options(const GateOptions& o) {
       throw GateOptionError("min_effect",
                             "of " + m + " must be a finite number >= 0, got " + num(v));
   }
+  for (const auto& [cell, ratio] : o.accepted_ratio)
+    if (!(ratio > 0.0 && std::isfinite(ratio)))
+      throw GateOptionError("accepted_ratio", "of " + cell.second +
+                                                  " must be a finite number > 0, got " + num(ratio));
   if (!(o.memory_tolerance_bytes >= 0.0 && std::isfinite(o.memory_tolerance_bytes)))
     throw GateOptionError("memory_tolerance_bytes",
                           "must be a finite number >= 0, got " + num(o.memory_tolerance_bytes));
@@ -186,12 +192,17 @@ void collect_cells(const std::vector<Run>& base_runs, const std::vector<Run>& he
   for (size_t mi = 0; mi < opt.metrics.size(); ++mi) {
     const std::string& metric = opt.metrics[mi];
     const bool exact = is_exact_gate_metric(metric), first = mi == 0;
-    const auto base_pools = pool_cells(base_runs, metric);
+    auto base_pools = pool_cells(base_runs, metric);
     const auto head_pools = pool_cells(head_runs, metric);
     std::map<CellKey, std::vector<AbBlocks>> blocks;
     if (w.pairing.paired && !exact) blocks = paired_blocks(base_runs, head_runs, w.pairing, metric);
     for (const auto& [key, head] : head_pools) {
       auto b = base_pools.find(key);
+      const double* accepted = accepted_ratio(opt, key, metric);
+      if (accepted && b != base_pools.end()) {
+        scale_base_for_acceptance(*accepted, b->second);
+        if (blocks.contains(key)) shift_blocks_for_acceptance(*accepted, blocks[key]);
+      }
       const bool base_ok = b != base_pools.end() && !b->second.values.empty();
       if (exact && head.values.empty()) {
         // Not measured on the head (a CPU run has no peak_alloc_bytes, a failed cell none).
@@ -295,6 +306,7 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
   }
   stats::collect_cells(base_runs, head_runs, env_diff, opt, r, w);
   stats::decide_tested(opt, r, w);
+  stats::label_accepted(opt, r);
   stats::warn_too_few_repetitions(opt, r, w);
   stats::warn_coverage(opt, r, w);
   stats::decide_gate(opt, r, w);

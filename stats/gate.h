@@ -55,11 +55,18 @@ struct GateOptions {
   // The sequential rule's futility stop (a pass once every cell's upper bound is below
   // 1 + min_effect). Off only to simulate the earlier rule (perfgate-sim --no-futility).
   bool futility = true;
+  // Accepted slowdowns (docs/STATISTICS.md "Accepted slowdowns"): per cell and metric, the
+  // head/base ratio someone accepted for this change. Such a cell is tested against the base
+  // times that ratio, so only a head slower than what was accepted (by the min effect, with the
+  // same test and correction) is a regression; otherwise the cell is `accepted`.
+  std::map<std::pair<CellKey, std::string>, double> accepted_ratio;
 };
 
-enum class CellVerdict { regression, improvement, unchanged, no_baseline, incomparable };
+// accepted: slower than the base, but not beyond the slowdown accepted for it
+// (GateOptions::accepted_ratio); it does not fail the gate.
+enum class CellVerdict { regression, improvement, unchanged, no_baseline, incomparable, accepted };
 enum class GateVerdict { pass, regression, inconclusive };
-std::string to_string(CellVerdict);  // "regression", ..., "no-baseline", "incomparable"
+std::string to_string(CellVerdict);  // "regression", ..., "no-baseline", "incomparable", "accepted"
 std::string to_string(GateVerdict);  // "pass" | "regression" | "inconclusive"
 
 struct CellComparison {
@@ -112,6 +119,9 @@ struct CellComparison {
   // Empty when none can be stated: too few repetitions for the rank test, or no run-level
   // variance (one run a side), where drift bounds what the gate sees and nothing measures it.
   std::optional<double> mde;
+  // The accepted head/base ratio this cell was tested against (GateOptions::accepted_ratio); the
+  // fields above (ratio, interval, upper bound, medians) stay head against base, as measured.
+  std::optional<double> accepted_ratio;
 };
 
 // What the gate did with one metric.

@@ -52,6 +52,15 @@ void describe_rule(GateResult& r);
 // The gate's verdict, then the sequential rule's next step.
 void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w);
 
+// Accepted slowdowns (stats/gate_accept.cpp): the accepted ratio of a cell's metric (nullptr:
+// none); the base scaled by it, or the paired blocks' log ratios shifted by it, before the cell is
+// tested; after the decision, the cell's figures put back to head against base and its verdict
+// `accepted` where it is slower than the base within what was accepted.
+const double* accepted_ratio(const GateOptions& opt, const CellKey& key, const std::string& metric);
+void scale_base_for_acceptance(double ratio, CellPool& base);
+void shift_blocks_for_acceptance(double ratio, std::vector<AbBlocks>& runs);
+void label_accepted(const GateOptions& opt, GateResult& r);
+
 std::string join(const std::vector<std::string>& parts);  // "a, b, c"
 
 }  // namespace pg::stats
