@@ -252,6 +252,26 @@ CREATE INDEX runs_ab ON runs(ab_uuid) WHERE ab_uuid IS NOT NULL;
 ALTER TABLE repetitions ADD COLUMN ab_position INTEGER
   CHECK (ab_position IS NULL OR ab_position IN (0, 1));
 )sql",
+      // 10: accepted slowdowns (`perfgate accept`, docs/STORE.md "Accepted slowdowns").
+      // Append-only: an acceptance names a ref (a pull request's), the stored gate whose
+      // regressions it accepts, and each accepted cell with the head/base ratio accepted; a
+      // revocation is a later row that names the acceptance it ends.
+      R"sql(
+CREATE TABLE acceptances (
+  id INTEGER PRIMARY KEY,
+  action TEXT NOT NULL CHECK (action IN ('accept', 'revoke')),
+  ref TEXT NOT NULL CHECK (length(ref) > 0),
+  gate_id INTEGER REFERENCES gate_results(id),
+  revokes INTEGER REFERENCES acceptances(id),
+  cells TEXT NOT NULL,            -- JSON array of {"key", "metric", "ratio"}; [] for a revocation
+  reason TEXT NOT NULL CHECK (length(reason) > 0),
+  author TEXT NOT NULL,
+  via TEXT NOT NULL CHECK (via IN ('cli', 'token', 'header', 'legacy')),
+  at TEXT NOT NULL,
+  CHECK ((action = 'accept') = (revokes IS NULL))
+);
+CREATE INDEX acceptances_ref ON acceptances(ref, id);
+)sql",
   };
   return steps;
 }

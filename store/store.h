@@ -178,6 +178,34 @@ class Store {
                            const std::string& author, const std::string& via = "typed");
   std::vector<GateEvent> gate_events();  // id order
 
+  // --- accepted slowdowns (store_acceptances.cpp; `perfgate accept`, docs/STORE.md "Accepted
+  // slowdowns"): append-only. An acceptance of a ref accepts cells at a head/base ratio; a later
+  // gate of that ref tests them against it. A revocation ends one.
+  struct AcceptedCell {
+    CellKey key;
+    std::string metric;  // tpot_ms, prefill_ms, peak_alloc_bytes
+    double ratio = 1.0;  // head/base, as the accepted gate measured it
+  };
+  struct Acceptance {
+    int64_t id = 0;
+    std::string ref;                // the pull request's (or branch's) ref
+    std::optional<int64_t> gate_id;  // the stored gate whose regressions were accepted
+    std::vector<AcceptedCell> cells;
+    std::string reason, author, at;
+    std::string via = "cli";  // cli (written to the file), token, header, legacy (the server's)
+    // Filled when a later row revoked it.
+    std::optional<int64_t> revoked_by;
+    std::string revoked_reason, revoked_author, revoked_at;
+  };
+  // Stores one (id and at set); UsageError naming the field for an empty ref, reason or cell list,
+  // a ratio that is not a finite number > 0, or an unknown gate.
+  Acceptance add_acceptance(Acceptance a);
+  // Ends acceptance `id`; UsageError when there is none or it is already revoked.
+  Acceptance revoke_acceptance(int64_t id, const std::string& reason, const std::string& author,
+                               const std::string& via = "cli");
+  // Every acceptance (of `ref` when not empty), oldest first, revoked ones included.
+  std::vector<Acceptance> acceptances(const std::string& ref = "");
+
   // --- named credentials (store_credentials.cpp; `perfgate token`, docs/CLI.md): a name, a
   // role and the SHA-256 of a random token. The token itself is never stored: add_credential
   // returns it once.

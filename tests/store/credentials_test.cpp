@@ -141,7 +141,7 @@ TEST(Credentials, AVersion7StoreMigratesKeepingItsTriageLog) {
     char* err = nullptr;
     ASSERT_EQ(
         sqlite3_exec(db,
-                     (std::string(test::kUndoAbStep) +
+                     (std::string(test::kUndoStepsSince9) +
                       "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
                       "ALTER TABLE gate_result_events DROP COLUMN via; PRAGMA user_version = 7")
                          .c_str(),

@@ -118,7 +118,7 @@ TEST(GateResults, ADatabaseFromBeforeTheStepMigratesAndKeepsItsData) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           (std::string(test::kUndoAbStep) +
+                           (std::string(test::kUndoStepsSince9) +
                             "DROP TABLE credentials; "
                             "ALTER TABLE regression_events DROP COLUMN via; "
                             "DROP TABLE profile_ops; DROP TABLE profile_steps; "
@@ -133,7 +133,7 @@ TEST(GateResults, ADatabaseFromBeforeTheStepMigratesAndKeepsItsData) {
   }
   Store s(path);
   EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
-  EXPECT_EQ(Store::schema_version(), 9);
+  EXPECT_EQ(Store::schema_version(), 10);
   EXPECT_EQ(s.run_count(), 1);
   EXPECT_TRUE(s.gate_results().empty());
   EXPECT_EQ(s.add_gate_result(gate("pass", 0)).id, 1);

@@ -128,7 +128,7 @@ TEST(Profiles, ADatabaseFromBeforeTheStepMigratesAndKeepsItsRuns) {
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(
         sqlite3_exec(db,
-                     (std::string(test::kUndoAbStep) +
+                     (std::string(test::kUndoStepsSince9) +
                       "DROP TABLE credentials; "
                       "ALTER TABLE regression_events DROP COLUMN via; "
                       "ALTER TABLE gate_result_events DROP COLUMN via; "

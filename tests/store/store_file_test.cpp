@@ -98,7 +98,7 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
     write_run(s, test::sample_run());
   }
   raw_exec(path,
-           std::string(test::kUndoAbStep) +
+           std::string(test::kUndoStepsSince9) +
                "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
                "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
                "DROP TABLE profile_names; "
@@ -125,7 +125,7 @@ TEST(Store, MigratesAVersion5StoreGivingEveryRunItsOwnUuid) {
     write_run(s, test::sample_run());  // byte-identical: two runs all the same
   }
   raw_exec(path,
-           std::string(test::kUndoAbStep) +
+           std::string(test::kUndoStepsSince9) +
                "DROP TABLE credentials; ALTER TABLE regression_events DROP COLUMN via; "
                "ALTER TABLE gate_result_events DROP COLUMN via; "
                "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
