@@ -1,5 +1,7 @@
 #include "app/compare.h"
 
+#include "app/acceptance.h"
+
 #include <algorithm>
 #include <map>
 
@@ -126,7 +128,10 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
     history = trusted_history(*scope.history, c.head_runs, opt.metrics, {base_sha, head_sha});
     c.notes.push_back(history_note(history, scope.history_name));
   }
+  std::vector<Store::Acceptance> accepted;
+  if (scope.acceptances) accepted = apply_acceptances(*scope.acceptances, scope.ref, opt);
   c.result = evaluate_gate(base_sha, c.base_runs, head_sha, c.head_runs, opt, history);
+  for (std::string& note : acceptance_notes(accepted, c.result)) c.notes.push_back(std::move(note));
   c.explanations = explain(c.result, c.base_runs, c.head_runs);
   if (settings.fail_on_counter_change) fail_on_counter_change(c);
   for (std::string& w : c.result.warnings) w = SettingError::spell_settings(w, spell);

@@ -22,6 +22,10 @@ struct CompareScope {
   // (app/trusted_history.h); `history_name` names it in the notes. None: the gate's runs alone.
   Store* history = nullptr;
   std::string history_name;
+  // Accepted slowdowns (app/acceptance.h): those of `ref` in this list that are in force give
+  // their cells the ratio they are tested against. None: every cell against the base.
+  const std::vector<Store::Acceptance>* acceptances = nullptr;
+  std::string ref;
 };
 
 struct Comparison {

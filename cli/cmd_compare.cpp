@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "app/acceptance.h"
 #include "app/compare.h"
 #include "cli/commands.h"
 #include "cli/setting_flags.h"
@@ -29,6 +30,7 @@ namespace {
 struct CompareFlags {
   std::string base, head, db = "perfgate.db", repo = ".", main_branch = "main";
   std::string history_db;      // trusted runs for the run variance (docs/STATISTICS.md)
+  std::string acceptances;     // a store or a perfgate serve holding accepted slowdowns
   app::GateSettings settings;  // the gate's settings, their defaults and rules: app/gate_settings.h
   std::string min_effect_text = app::min_effect_text(settings);  // a number, or "auto"
   std::string metrics_text = app::metrics_text(settings);
@@ -41,13 +43,6 @@ struct CompareFlags {
   std::string submit_url, token_file, ref, submitted_by;
 };
 
-// Who a recorded or submitted gate names when --submitted-by is not given.
-std::string default_submitter() {
-  for (const char* var : {"GITHUB_ACTOR", "USER", "LOGNAME"})
-    if (const char* v = std::getenv(var); v && *v) return v;
-  return "perfgate";
-}
-
 void validate(CompareFlags& f) {
   app::set_min_effect(f.settings, f.min_effect_text);
   app::set_metrics(f.settings, f.metrics_text);
@@ -58,10 +53,15 @@ void validate(CompareFlags& f) {
   if (f.submit_url.empty() != f.token_file.empty())
     throw UsageError(f.submit_url.empty() ? "--token-file is only used with --submit URL"
                                           : "--submit needs --token-file FILE (the ingest token)");
-  if (!f.record && f.submit_url.empty() && (!f.ref.empty() || !f.submitted_by.empty()))
-    throw UsageError("--ref and --submitted-by describe a gate kept by --record or --submit");
+  if (!f.record && f.submit_url.empty() && !f.submitted_by.empty())
+    throw UsageError("--submitted-by describes a gate kept by --record or --submit");
+  if (!f.record && f.submit_url.empty() && f.acceptances.empty() && !f.ref.empty())
+    throw UsageError(
+        "--ref names the ref of a gate kept by --record or --submit, or whose --acceptances apply");
+  if (!f.acceptances.empty() && f.ref.empty())
+    throw UsageError("--acceptances needs --ref REF: acceptances are for the gates of one ref");
   if (!f.dashboard_url.empty()) report_links::check_dashboard_url(f.dashboard_url);
-  if (f.submitted_by.empty()) f.submitted_by = default_submitter();
+  if (f.submitted_by.empty()) f.submitted_by = default_user_name();
   check_gate_label(f.ref, "--ref", kMaxGateRef);
   check_gate_label(f.submitted_by, "--submitted-by", kMaxGateSubmitter);
 }
@@ -84,6 +84,26 @@ void keep_result(const CompareFlags& f, const std::string& gate_json) {
     submit_run_json(target, read_token_file(f.token_file), body.dump());
     std::cerr << fmt::format("submitted the gate result to {}{}\n", target.scheme_host_port,
                              target.path);
+  }
+}
+
+// The accepted slowdowns of --ref from --acceptances: a store file (missing: exit 2), or a
+// perfgate serve's GET /api/v1/acceptances. A server that cannot answer is said in a note and the
+// gate judges without them: failing to find an acceptance can only fail a gate, never pass one.
+std::vector<Store::Acceptance> load_acceptances(const CompareFlags& f,
+                                                std::vector<std::string>& notes) {
+  if (f.acceptances.rfind("http://", 0) != 0 && f.acceptances.rfind("https://", 0) != 0)
+    return open_existing_db(f.acceptances, "--acceptances")->acceptances(f.ref);
+  const SubmitTarget target =
+      parse_submit_url(f.acceptances, "--acceptances", "/api/v1/acceptances");
+  try {
+    return app::acceptances_from_json(get_json(target, {{"ref", f.ref}}), "--acceptances");
+  } catch (const std::runtime_error& e) {
+    const std::string why =
+        fmt::format("Accepted slowdowns not read ({}): judged against the base alone.", e.what());
+    std::cerr << "perfgate: warning: " << why << "\n";
+    notes.push_back(why);
+    return {};
   }
 }
 
@@ -113,6 +133,13 @@ int run_compare(CompareFlags f) {
     scope.history = history.get();
     scope.history_name = f.history_db;
   }
+  std::vector<std::string> source_notes;
+  std::vector<Store::Acceptance> acceptances;
+  if (!f.acceptances.empty()) {
+    acceptances = load_acceptances(f, source_notes);
+    scope.acceptances = &acceptances;
+    scope.ref = f.ref;
+  }
   app::Comparison c;
   try {
     c = app::compare(*store, base.sha, head.sha, f.settings, scope, flag_for_setting);
@@ -128,6 +155,7 @@ int run_compare(CompareFlags f) {
     info.notes.push_back(fmt::format("base = merge-base of head {} and {}: {}",
                                      report_text::short_sha(head.sha), f.main_branch, base.sha));
   }
+  info.notes.insert(info.notes.end(), source_notes.begin(), source_notes.end());
   info.notes.insert(info.notes.end(), c.notes.begin(), c.notes.end());
   const GateResult& result = c.result;
 
@@ -168,6 +196,9 @@ void add_compare_command(CLI::App& root, Action& action) {
   c->add_option("--history", f->history_db,
                 "trusted store (written only by pushes to main) whose replicated runs of other "
                 "commits give the run variance more degrees of freedom");
+  c->add_option("--acceptances", f->acceptances,
+                "accepted slowdowns of --ref (`perfgate accept`): a store file, or a perfgate "
+                "serve's URL; an accepted cell passes unless the head is slower than accepted");
   c->add_option("--repo", f->repo, "git repository that resolves revisions")->capture_default_str();
   c->add_option("--main", f->main_branch,
                 "main branch for --base merge-base (origin/<main> is "
@@ -228,7 +259,9 @@ void add_compare_command(CLI::App& root, Action& action) {
   c->add_option("--submit", f->submit_url,
                 "also POST the result to a perfgate serve at URL (its /api/v1/gates)");
   c->add_option("--token-file", f->token_file, "ingest token for --submit (a mode-600 file)");
-  c->add_option("--ref", f->ref, "branch or pull-request ref stored with the result");
+  c->add_option(
+      "--ref", f->ref,
+      "branch or pull-request ref: stored with the result, and whose --acceptances apply");
   c->add_option("--submitted-by", f->submitted_by,
                 "who the stored result names (default: $GITHUB_ACTOR, $USER or $LOGNAME)");
   c->callback([f, &action] { action = [f] { return run_compare(*f); }; });

@@ -2,7 +2,6 @@
 // "perfgate token"; the store keeps only each token's SHA-256, store/credential_secret.h).
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
 
 #include "cli/commands.h"
 #include "common/errors.h"
@@ -10,20 +9,6 @@
 #include "store/store.h"
 
 namespace pg::cli {
-
-namespace {
-
-// A writable store that already exists: a mistyped --db must not become a new database that
-// holds the only copy of a credential's record.
-std::unique_ptr<Store> open_for_write(const std::string& path) {
-  if (path.empty()) throw UsageError("--db: empty path");
-  if (!std::filesystem::exists(path))
-    throw UsageError("--db " + path +
-                     ": no such database file (create one with `perfgate init --db " + path + "`)");
-  return std::make_unique<Store>(path);
-}
-
-}  // namespace
 
 void add_token_command(CLI::App& root, Action& action) {
   CLI::App* cmd = root.add_subcommand(
@@ -42,7 +27,7 @@ void add_token_command(CLI::App& root, Action& action) {
   add->add_option("--db", *db, "perfgate database (must exist)")->capture_default_str();
   add->callback([&action, db, name, role] {
     action = [db, name, role] {
-      auto store = open_for_write(*db);
+      auto store = open_existing_db_for_write(*db);
       const Store::NewCredential c = store->add_credential(*name, *role);
       std::printf("%s\n", c.token.c_str());
       std::fflush(stdout);
@@ -79,7 +64,7 @@ void add_token_command(CLI::App& root, Action& action) {
   revoke->add_option("--db", *db, "perfgate database (must exist)")->capture_default_str();
   revoke->callback([&action, db, name] {
     action = [db, name] {
-      auto store = open_for_write(*db);
+      auto store = open_existing_db_for_write(*db);
       const auto [c, now] = store->revoke_credential(*name);
       if (now)
         std::printf("revoked token '%s' (role %s) at %s\n", c.name.c_str(), c.role.c_str(),

@@ -39,6 +39,7 @@ void add_runs_command(CLI::App& root, Action& action);     // cli/cmd_export.cpp
 void add_init_command(CLI::App& root, Action& action);     // cli/cmd_init.cpp
 void add_import_command(CLI::App& root, Action& action);   // cli/cmd_import.cpp
 void add_token_command(CLI::App& root, Action& action);    // cli/cmd_token.cpp
+void add_accept_command(CLI::App& root, Action& action);   // cli/cmd_accept.cpp
 // perfgate-runner only (cli/cmd_worker.cpp): the hidden `worker` that `perfgate ab` starts.
 void add_worker_command(CLI::App& root, Action& action);
 
@@ -53,5 +54,13 @@ std::string runner_path();
 // Opens --db read-only; a path that does not exist is a usage error (exit 2), never a new empty
 // store: a mistyped --db must not look like an empty history. cli/open_db.cpp.
 std::unique_ptr<Store> open_existing_db(const std::string& path, const std::string& flag = "--db");
+// Who a record this command writes names when no flag says: $GITHUB_ACTOR, $USER or $LOGNAME
+// (cli/open_db.cpp). Whoever may write the store is trusted to say.
+std::string default_user_name();
+
+// Opens --db for writing, only if it exists: a mistyped --db must not become a new database that
+// holds the only copy of a record (a credential, an acceptance).
+std::unique_ptr<Store> open_existing_db_for_write(const std::string& path,
+                                                  const std::string& flag = "--db");
 
 }  // namespace pg::cli

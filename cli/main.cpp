@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   pg::cli::add_import_command(app, action);
   pg::cli::add_init_command(app, action);
   pg::cli::add_token_command(app, action);
+  pg::cli::add_accept_command(app, action);
 #ifdef PERFGATE_RUNNER_BINARY
   pg::cli::add_worker_command(app, action);
 #endif

@@ -33,21 +33,25 @@ SubmitTarget parse_submit_url(const std::string& url, const std::string& setting
   return t;
 }
 
-std::string submit_run_json(const SubmitTarget& target, const std::string& token,
-                            const std::string& export_json) {
+namespace {
+
+httplib::Client client_for(const SubmitTarget& target) {
   httplib::Client client(target.scheme_host_port);
   client.set_connection_timeout(10, 0);
   client.set_read_timeout(120, 0);
   client.set_write_timeout(120, 0);
-  client.set_bearer_token_auth(token);
-  const std::string url = target.scheme_host_port + target.path;
-  httplib::Result res = client.Post(target.path, export_json, "application/json");
+  return client;
+}
+
+// The reply's body on 2xx; RuntimeFailure "<what> <url> failed: ..." with the server's message
+// otherwise (a JSON error document as its "error" text).
+std::string reply_body(const httplib::Result& res, const std::string& what,
+                       const std::string& url) {
   if (!res)
     throw RuntimeFailure(
-        fmt::format("submit to {} failed: {}", url, httplib::to_string(res.error())));
+        fmt::format("{} {} failed: {}", what, url, httplib::to_string(res.error())));
   if (res->status < 200 || res->status > 299) {
     std::string message = res->body;
-    // A JSON error document is shown as its "error" text when it has one; anything else as is.
     const auto doc = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
     if (doc.is_object() && doc.contains("error") && doc["error"].is_string())
       message = doc["error"].get<std::string>();
@@ -55,10 +59,27 @@ std::string submit_run_json(const SubmitTarget& target, const std::string& token
       message.pop_back();
     constexpr size_t kMaxShown = 1000;
     if (message.size() > kMaxShown) message = message.substr(0, kMaxShown) + "...";
-    throw RuntimeFailure(fmt::format("submit to {} failed: HTTP {}{}{}", url, res->status,
+    throw RuntimeFailure(fmt::format("{} {} failed: HTTP {}{}{}", what, url, res->status,
                                      message.empty() ? "" : ": ", message));
   }
   return res->body;
+}
+
+}  // namespace
+
+std::string submit_run_json(const SubmitTarget& target, const std::string& token,
+                            const std::string& export_json) {
+  httplib::Client client = client_for(target);
+  client.set_bearer_token_auth(token);
+  return reply_body(client.Post(target.path, export_json, "application/json"), "submit to",
+                    target.scheme_host_port + target.path);
+}
+
+std::string get_json(const SubmitTarget& target, const QueryParams& query) {
+  httplib::Client client = client_for(target);
+  const httplib::Params params(query.begin(), query.end());
+  return reply_body(client.Get(target.path, params, httplib::Headers{}), "GET",
+                    target.scheme_host_port + target.path);
 }
 
 }  // namespace pg

@@ -3,6 +3,8 @@
 // always written first; submitting is an extra copy, never the only one.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/errors.h"
 #include "common/token_file.h"  // read_token_file: the one reader, shared with serve
@@ -25,5 +27,10 @@ SubmitTarget parse_submit_url(const std::string& url,
 // Returns the server's reply on 2xx; throws RuntimeFailure with the server's message otherwise.
 std::string submit_run_json(const SubmitTarget& target, const std::string& token,
                             const std::string& export_json);
+
+using QueryParams = std::vector<std::pair<std::string, std::string>>;
+// GETs a JSON document from a perfgate serve (GET /api/v1/acceptances?ref=...), without a token:
+// its reads need none. Returns the body on 2xx; throws RuntimeFailure as submit_run_json.
+std::string get_json(const SubmitTarget& target, const QueryParams& query);
 
 }  // namespace pg

@@ -122,6 +122,12 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     pg::app::Comparison c;
     pg::app::CompareScope scope;  // the server's own runs alone: no trusted history
     scope.device = device;
+    v->stored = s.latest_gate_result(base_sha, head_sha);
+    if (v->stored && !v->stored->ref.empty()) {
+      v->acceptances = s.acceptances(v->stored->ref);
+      scope.acceptances = &v->acceptances;
+      scope.ref = v->stored->ref;
+    }
     try {
       c = pg::app::compare(s, base_sha, head_sha, settings, scope, query_parameter);
     } catch (const pg::app::NoHeadRuns& e) {
@@ -131,7 +137,6 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     v->result = std::move(c.result);
     v->device = device.value_or("");
     v->repo_url = app.repo_url(gen);
-    v->stored = s.latest_gate_result(base_sha, head_sha);
     const std::vector<Run>& base_runs = c.base_runs;
     const std::vector<Run>& head_runs = c.head_runs;
     std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> fields;

@@ -165,4 +165,17 @@ httplib::Server::Handler guarded(
   };
 }
 
+std::string required_string(const nlohmann::json& body, const char* name, size_t max_len) {
+  if (!body.contains(name) || !body[name].is_string())
+    throw HttpError(400, std::string("request body: '") + name + "' (a string) is required");
+  std::string v = body[name].get<std::string>();
+  if (v.size() > max_len)
+    throw HttpError(400, std::string("request body: '") + name + "' is longer than " +
+                             std::to_string(max_len) + " bytes");
+  for (unsigned char c : v)
+    if (c < 0x20 && c != '\n' && c != '\t')
+      throw HttpError(400, std::string("request body: '") + name + "' contains control characters");
+  return v;
+}
+
 }  // namespace pg::web

@@ -35,6 +35,10 @@ std::optional<std::string> query_param(const httplib::Request& req, const char* 
 std::vector<int64_t> id_list_param(const httplib::Request& req, const char* name,
                                    size_t max_count = 16);
 
+// A JSON request body's string member `name`, at most max_len bytes, without control characters
+// other than newline and tab: 400 naming it otherwise (or when it is missing or not a string).
+std::string required_string(const nlohmann::json& body, const char* name, size_t max_len);
+
 // A cursor page of a paginated list: ?limit=N (1..max_limit, default dflt) items with ids after
 // ?after=ID (0 by default); 400 naming the parameter otherwise.
 struct PageParams {

@@ -112,6 +112,9 @@ struct CompareView {
   std::string device, repo_url;
   std::shared_ptr<const CachedBody> json;   // compare --format json; warnings in web terms
   std::optional<Store::GateRecord> stored;  // the newest stored gate of this base/head pair
+  // The acceptances of the stored gate's ref (none without one): the page judges the pair as the
+  // next gate of that ref would, with those in force (app/acceptance.h).
+  std::vector<Store::Acceptance> acceptances;
 };
 // base/head as a client spelled them: a stored SHA or unique prefix, or a stored branch name.
 // 400 malformed or ambiguous, 404 unknown. ?device=NAME (web only) keeps the runs measured on that

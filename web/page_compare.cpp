@@ -235,7 +235,7 @@ std::string stored_gate_box(const CompareView& v) {
          std::to_string(v.result.head_runs) + " stored now" +
          (v.device.empty() ? "" : " on device " + html_escape(v.device)) + ".</p>";
   }
-  return h + "</div>";
+  return h + "</div>" + accept_box(g, v.acceptances);
 }
 
 std::string with_device(const CompareView& v, const std::string& device) {
@@ -380,7 +380,8 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
   const std::string q = "?base=" + url_encode(v.info.base_spelled) +
                         "&head=" + url_encode(v.info.head_spelled) +
                         (device.empty() ? "" : "&device=" + url_encode(device));
-  PageFrame f{"Compare", "compare", "/api/v1/compare" + q, {"common.js", "compare.js"}};
+  PageFrame f{
+      "Compare", "compare", "/api/v1/compare" + q, {"common.js", "compare.js", "triage.js"}};
   return render_frame(f, h);
 }
 

@@ -99,6 +99,13 @@ std::string gate_row(const GateAlert& a, const std::string& repo_url) {
 
 }  // namespace
 
+std::string triage_auth_form() {
+  return "<form id=\"triage-auth\" class=\"filters card\"><label id=\"triage-token\">triage "
+         "token<input type=\"password\" name=\"token\" autocomplete=\"off\"></label><span>"
+         "triaging as <output id=\"triage-who\" class=\"mono\">nobody yet</output></span><span "
+         "id=\"triage-status\" class=\"muted\" role=\"status\"></span></form>";
+}
+
 std::string render_regressions_page(const RegressionsModel& m, const std::string& repo_url) {
   std::string h = "<h1>Regressions</h1><p class=\"muted\">";
   h += "<span id=\"open-count\">" + std::to_string(m.open + m.acknowledged) + "</span> open (" +
@@ -118,10 +125,7 @@ std::string render_regressions_page(const RegressionsModel& m, const std::string
        "needs a credential that may triage: a token from <code>perfgate token add NAME --role "
        "triage</code> (kept for this tab only), or your login when the server sits behind your "
        "SSO proxy. Each event is recorded under the credential's name.</p>";
-  h += "<form id=\"triage-auth\" class=\"filters card\"><label id=\"triage-token\">triage "
-       "token<input type=\"password\" name=\"token\" autocomplete=\"off\"></label><span>"
-       "triaging as <output id=\"triage-who\" class=\"mono\">nobody yet</output></span><span "
-       "id=\"triage-status\" class=\"muted\" role=\"status\"></span></form>";
+  h += triage_auth_form();
   if (m.alerts.empty() && !m.complete()) {
     h += "<div class=\"card\">No regressions among the series computed so far.</div>";
   } else if (m.alerts.empty()) {

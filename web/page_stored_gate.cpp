@@ -30,7 +30,8 @@ std::string text_of(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 std::string render_stored_gate_page(const Store::GateRecord& g, const std::string& reason,
-                                    const std::string& repo_url) {
+                                    const std::string& repo_url,
+                                    const std::vector<Store::Acceptance>& of_ref) {
   const auto result = nlohmann::json::parse(g.result, nullptr, false);
   const auto settings = nlohmann::json::parse(g.settings, nullptr, false);
   std::string h = "<h1>Compare <span class=\"mono\">" + html_escape(g.base.substr(0, 10)) +
@@ -49,6 +50,7 @@ std::string render_stored_gate_page(const Store::GateRecord& g, const std::strin
        commit_html(g.base, repo_url) + ", head " + commit_html(g.head, repo_url) + ".</p></div>";
   if (!result.is_object() || !result.contains("cells") || !result["cells"].is_array())
     return render_frame(PageFrame{"Compare", "compare", "", {"common.js"}}, h);
+  h += accept_box(g, of_ref);
   h += "<div class=\"card scroll\"><table id=\"stored-cells\"><thead><tr><th>cell</th>"
        "<th>metric</th><th class=\"num\">change</th><th>verdict</th></tr></thead><tbody>";
   for (const auto& cell : result["cells"]) {
@@ -70,7 +72,7 @@ std::string render_stored_gate_page(const Store::GateRecord& g, const std::strin
          html_escape(verdict) + "</span></td></tr>";
   }
   h += "</tbody></table></div>";
-  return render_frame(PageFrame{"Compare", "compare", "", {"common.js"}}, h);
+  return render_frame(PageFrame{"Compare", "compare", "", {"common.js", "triage.js"}}, h);
 }
 
 }  // namespace pg::web

@@ -20,7 +20,8 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
 // (web/page_stored_gate.cpp): the gate's verdict, settings and cells as stored; `reason` says why
 // the pair cannot be judged here.
 std::string render_stored_gate_page(const Store::GateRecord& g, const std::string& reason,
-                                    const std::string& repo_url);
+                                    const std::string& repo_url,
+                                    const std::vector<Store::Acceptance>& of_ref);
 // The compare page's "Why cells changed" card: one collapsed section per explained cell
 // (web/page_compare_explain.cpp); empty when no cell has one worth showing.
 std::string render_compare_explanations(const CompareView& v);
@@ -31,6 +32,13 @@ std::string render_runs_page(const std::vector<Run>& runs);
 
 struct RegressionsModel;
 std::string render_regressions_page(const RegressionsModel& m, const std::string& repo_url);
+// Who triages from this page: the token field and the name the server takes it for (triage.js
+// reads it), on every page with triage buttons (web/page_regressions.cpp).
+std::string triage_auth_form();
+// A stored gate's accepted slowdowns (web/page_accept.cpp): those of its ref, each with a revoke
+// button while in force, and for a gate of a ref that regressed the form that accepts its
+// regressions (POST /api/v1/acceptances). Empty for a gate without a ref.
+std::string accept_box(const Store::GateRecord& g, const std::vector<Store::Acceptance>& of_ref);
 
 // A short SHA in monospace; with a repository URL (serve --repo-url) also a link to the commit
 // page there. Empty SHA: "(no commit)".

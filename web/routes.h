@@ -13,6 +13,8 @@ void register_run_routes(httplib::Server& http, App& app);     // runs: read and
 void register_triage_routes(httplib::Server& http, App& app);  // regressions (routes_triage.cpp)
 void register_gate_routes(httplib::Server& http, App& app);    // gate results (routes_gates.cpp)
 void register_auth_routes(httplib::Server& http, App& app);    // who am I (routes_auth.cpp)
+// accepted slowdowns (routes_acceptances.cpp)
+void register_acceptance_routes(httplib::Server& http, App& app);
 
 // The body of an ingest POST whose head server.cpp admitted up to --max-body (runs and gate
 // results): 401/403 without a credential that may ingest (web/auth.h), 413 too large, 400 cut

@@ -41,6 +41,7 @@ std::string ids_key(const std::vector<int64_t>& ids) {
 void register_api_routes(httplib::Server& http, App& app) {
   register_triage_routes(http, app);
   register_gate_routes(http, app);
+  register_acceptance_routes(http, app);
   register_auth_routes(http, app);
   http.Get("/healthz", guarded([&app](const Req& req, Res& res) {
              // Touches the database, so a health check fails when the file went away.

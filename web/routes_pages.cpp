@@ -123,8 +123,11 @@ void register_page_routes(httplib::Server& http, App& app) {
                // for exactly this pair, as stored.
                if (e.status == 404 && base && head) {
                  if (auto g = app.store().latest_gate_result(*base, *head))
-                   return send_page(req, res, 200,
-                                    render_stored_gate_page(*g, e.what(), app.repo_url(gen)));
+                   return send_page(
+                       req, res, 200,
+                       render_stored_gate_page(*g, e.what(), app.repo_url(gen),
+                                               g->ref.empty() ? std::vector<Store::Acceptance>{}
+                                                              : app.store().acceptances(g->ref)));
                }
                // The form again, filled in, with the reason: a typo is one edit away from fixed.
                send_page(req, res, e.status,

@@ -45,7 +45,8 @@
 #   PERFGATE_FAIL_ON_INCONCLUSIVE  true|false: does exit 3 fail the job (default true)
 #   PERFGATE_REUSE_BASE            true|false: reuse stored merge-base runs (default false)
 #   PERFGATE_RUN_ARGS              extra arguments for `perfgate run` (word-split)
-#   PERFGATE_SERVER_URL            submit runs (push) and gate results (pull request) to this serve
+#   PERFGATE_SERVER_URL            submit runs (push) and gate results (pull request) to this serve;
+#                                  the gate reads the pull request's accepted slowdowns from it
 #   PERFGATE_DASHBOARD_URL         the serve the pull request's reports link to (default:
 #                                  PERFGATE_SERVER_URL; empty: no links)
 #   PERFGATE_TOKEN                 push only, submit step only: its ingest token

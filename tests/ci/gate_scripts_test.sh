@@ -25,6 +25,8 @@
 #             posts it with the token
 #   pr-submit pr_submit posts pr-slow's gate result  -> an open gate alert on the server (only
 #             after the job, with the token             with run-as; without it, a warning)
+#   pr-accept a triage user accepts that gate on     -> pr-slow's next gate of the ref passes
+#             the server (POST /api/v1/acceptances)     (exit 0), its summary saying who and why
 # min-effect is 0.25: on this 2-core machine shared with other jobs, whole runs drifted by up to
 # 17% with no code change (docs/STATISTICS.md); the gate must sit above the machine's drift.
 # Rounds 4, max-rounds 6: under heavy load, 4 runs a side can be too few for the two-level test
@@ -168,6 +170,7 @@ run_pr() {
   git -C "$proj" checkout -q "$branch"
   (
     export GITHUB_OUTPUT="$job/output" GITHUB_STEP_SUMMARY="$job/summary.md" GITHUB_ENV="$job/env"
+    export GITHUB_REF="${PR_REF:-}"
     : >"$GITHUB_OUTPUT" && : >"$GITHUB_STEP_SUMMARY" && : >"$GITHUB_ENV"
     # Step "perfgate settings": inputs as the action maps them (PERFGATE_WORK stands in for
     # RUNNER_TEMP's default, PERFGATE_DB for the runner's persistent store).
@@ -177,7 +180,7 @@ run_pr() {
       PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA="${GATE_ALPHA:-0.01}" PERFGATE_MIN_EFFECT=0.25 \
       PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=4 PERFGATE_MAX_ROUNDS=6 PERFGATE_MAIN_ROUNDS=1 \
       PERFGATE_FAIL_ON_INCONCLUSIVE="${FAIL_ON_INCONCLUSIVE:-true}" PERFGATE_REUSE_BASE=false \
-      PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL='' PERFGATE_DASHBOARD_URL="${DASHBOARD_URL:-}" \
+      PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL="${SERVER_URL:-}" PERFGATE_DASHBOARD_URL="${DASHBOARD_URL:-}" \
       PERFGATE_METRICS="${GATE_METRICS:-}" \
       PERFGATE_FAIL_ON_COUNTER_CHANGE="${FAIL_ON_COUNTER_CHANGE:-false}" \
       "$scripts/action_env.sh"
@@ -367,6 +370,19 @@ if [ "$src" -ne 0 ] || ! grep -q '"gate_regressions"' <<<"$listed"; then
   cat "$tmp/pr-submit.log" "$tmp/serve.log"
   echo "$listed"
 fi
+
+# --- pr-accept: a triage user accepts pr-slow's slowdown on the server; the ref's next gate passes
+gate_id=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["gate_regressions"][0]["gate_id"])' "$listed" || echo 0)
+accepted=$(curl -sS -X POST -H "Authorization: Bearer $(cat "$token_file")" \
+  -H 'Content-Type: application/json' -d "{\"gate_id\": $gate_id, \"reason\": \"the spin is the feature\"}" \
+  "http://127.0.0.1:$port/api/v1/acceptances" || true)
+check "pr-accept: the server accepts pr-slow's regressions for its ref" grep -q 'refs/pull/7/merge' <<<"$accepted"
+GATE_ALPHA=0.05 GATE_METRICS=tpot_ms SERVER_URL="http://127.0.0.1:$port" PR_REF=refs/pull/7/merge \
+  run_pr pr-slow
+check "pr-accept: the next gate of the ref passes (exit $rc)" [ "$rc" -eq 0 ]
+check "pr-accept: its summary says who accepted what and why" has "$job/summary.md" "the spin is the feature"
+check "pr-accept: ... and that the cell was accepted" has "$job/summary.md" "accepted"
+[ "$rc" -eq 0 ] || cat "$job/log" "$job/summary.md"
 
 # --- run-as: the measured code as a user that owns nothing ----------------------------------------
 if [ "$(id -u)" -eq 0 ]; then

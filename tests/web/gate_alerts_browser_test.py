@@ -5,7 +5,9 @@ real `perfgate serve` on loopback.
 `perfgate compare --record` stores a failing gate in the served database; the regressions page
 lists it beside the change points with its size, first bad commit and settings; it is
 acknowledged from the page as the SSO proxy's user (stored under that name, nothing typed); its
-compare link shows the stored verdict; the compare page's blind-gate box appears when the MDE exceeds the min effect and not otherwise.
+compare link shows the stored verdict; its slowdown is accepted from the compare page (the next
+gate of the ref passes) and the acceptance revoked (it fails again); the compare page's blind-gate
+box appears when the MDE exceeds the min effect and not otherwise.
 No page may log a console error.
 """
 import argparse
@@ -119,6 +121,34 @@ def main():
             check(stored == "regression", f"compare: the stored verdict is shown ({stored})")
             check(page.locator("#settings-differ").is_visible(),
                   "compare: says the page's min effect differs from the gate's")
+
+            # --- accept the slowdown from the compare page: the next gate of the ref passes.
+            page.wait_for_function(
+                "document.getElementById('triage-who').textContent === 'gate.tester'",
+                timeout=10000)
+            page.fill("#accept-form input[name=reason]", "the new sampler is worth it")
+            page.click("#accept-form button[type=submit]")
+            page.wait_for_selector("#acceptance-list li[data-acceptance]", timeout=10000)
+            accepted = get_json(base, "/api/v1/acceptances?ref=refs/pull/42/merge")["acceptances"]
+            check(len(accepted) == 1 and accepted[0]["author"] == "gate.tester"
+                  and accepted[0]["via"] == "header" and accepted[0]["gate_id"] == int(gate_id),
+                  f"accepted from the page, stored under the proxy's user ({accepted})")
+            verdicts = page.locator("#compare-table tbody td[data-v] .badge").all_inner_texts()
+            check("accepted" in verdicts and "regression" not in verdicts,
+                  f"compare: the page judges with the acceptance in force ({verdicts})")
+            page.screenshot(path=os.path.join(args.out, "gate-accepted.png"), full_page=True)
+            again = subprocess.run([args.perfgate, "compare", "--db", db, "--base", good, "--head",
+                                    bad, "--min-effect", "0.1", "--acceptances", base, "--ref",
+                                    "refs/pull/42/merge"], capture_output=True, text=True)
+            check(again.returncode == 0 and "gate.tester" in again.stdout,
+                  f"the next gate of the ref passes, naming who accepted (exit {again.returncode})")
+            page.once("dialog", lambda d: d.accept("changed our mind"))
+            page.click("#acceptance-list button[data-revoke]")
+            page.wait_for_selector("#acceptance-list li.revoked", timeout=10000)
+            again = subprocess.run([args.perfgate, "compare", "--db", db, "--base", good, "--head",
+                                    bad, "--min-effect", "0.1", "--acceptances", base, "--ref",
+                                    "refs/pull/42/merge"], capture_output=True, text=True)
+            check(again.returncode == 1, f"revoked: the gate fails again (exit {again.returncode})")
 
             # --- the blind-gate box: shown when the MDE exceeds the min effect, only then.
             page.goto(f"{base}/compare?base={points[1]['commit']}&head={points[2]['commit']}"

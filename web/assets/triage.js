@@ -1,7 +1,8 @@
-// The regressions page's triage buttons: POST /api/v1/regressions with a credential that may
-// triage -- a triage token typed once (kept in this tab's sessionStorage only), or none at all
-// behind an SSO proxy that names the user -- then reload. The server records the event under the
-// credential's name; the page only shows it (GET /api/v1/whoami), it never sends one.
+// Triage buttons: the regressions page's (POST /api/v1/regressions) and the compare page's
+// accepted slowdowns (POST /api/v1/acceptances), with a credential that may triage -- a token
+// typed once (kept in this tab's sessionStorage only), or none at all behind an SSO proxy that
+// names the user -- then reload. The server records the event under the credential's name; the
+// page only shows it (GET /api/v1/whoami), it never sends one.
 "use strict";
 (function () {
   document.addEventListener("DOMContentLoaded", function () {
@@ -49,6 +50,41 @@
       t.title = t.textContent;
       t.textContent = s < 60 ? "just now" : n + " " + unit + (n === 1 ? "" : "s") + " ago";
     });
+    // Accepted slowdowns (the compare page): accept a stored gate's regressions, or revoke.
+    function postAcceptance(body) {
+      if (!identity && !token.value) {
+        status.textContent = "Give a triage token first.";
+        token.focus();
+        return;
+      }
+      if (token.value) sessionStorage.setItem("perfgate.token", token.value);
+      status.textContent = "saving…";
+      fetch("/api/v1/acceptances", { method: "POST", headers: authHeaders(), body: JSON.stringify(body) })
+        .then(function (r) {
+          return r.json().then(function (j) {
+            if (!r.ok) throw new Error(j.error || ("HTTP " + r.status));
+            window.location.reload();
+          });
+        }).catch(function (err) { status.textContent = "not saved: " + err.message; });
+    }
+    const accept = document.getElementById("accept-form");
+    if (accept) {
+      accept.addEventListener("submit", function (e) {
+        e.preventDefault();
+        const reason = accept.elements.reason.value.trim();
+        if (!reason) { status.textContent = "Accepting needs a reason."; accept.elements.reason.focus(); return; }
+        postAcceptance({ gate_id: Number(accept.getAttribute("data-gate")), reason: reason });
+      });
+    }
+    document.querySelectorAll("button[data-revoke]").forEach(function (b) {
+      b.addEventListener("click", function () {
+        const reason = window.prompt("Why does this acceptance no longer hold?");
+        if (reason === null) return;
+        if (!reason.trim()) { status.textContent = "Revoking needs a reason."; return; }
+        postAcceptance({ revoke: Number(b.getAttribute("data-revoke")), reason: reason.trim() });
+      });
+    });
+
     document.querySelectorAll("td.triage button").forEach(function (b) {
       b.addEventListener("click", function () {
         const row = b.closest("tr");
