@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "web/html.h"
 #include "web/pages.h"
@@ -63,15 +64,46 @@ std::string pct_setting(double v, bool percent) {
   return buf;
 }
 
+namespace {
+
+// Which of a sparkline's values set its scale: all but a single outlier, one point far outside the
+// others' spread (beyond 3 interquartile ranges of the quartiles, the range at least 5% of the
+// level) whose neighbours are not out on the same side. Two such points in a row are a step, and a
+// step is what the line must show.
+std::vector<bool> sets_scale(const std::vector<double>& y) {
+  const size_t n = y.size();
+  std::vector<bool> keep(n, true);
+  if (n < 5) return keep;
+  std::vector<double> s = y;
+  std::sort(s.begin(), s.end());
+  const double q1 = s[n / 4], q3 = s[(3 * n) / 4], mid = s[n / 2];
+  const double iqr = std::max(q3 - q1, 0.05 * std::fabs(mid));
+  const double lo = q1 - 3 * iqr, hi = q3 + 3 * iqr;
+  auto side = [&](size_t i) { return y[i] > hi ? 1 : y[i] < lo ? -1 : 0; };
+  for (size_t i = 0; i < n; ++i) {
+    const int out = side(i);
+    if (out == 0) continue;
+    const bool run = (i > 0 && side(i - 1) == out) || (i + 1 < n && side(i + 1) == out);
+    keep[i] = run;
+  }
+  return keep;
+}
+
+}  // namespace
+
 std::string sparkline_svg(const SeriesView& v, size_t max_points) {
   const size_t n = v.points.size();
   if (n == 0) return "<span class=\"muted\">no data</span>";
   const size_t from = n > max_points ? n - max_points : 0;
-  double lo = v.points[from].median, hi = lo;
-  for (size_t i = from; i < n; ++i) {
-    lo = std::min(lo, v.points[i].median);
-    hi = std::max(hi, v.points[i].median);
-  }
+  std::vector<double> y;
+  for (size_t i = from; i < n; ++i) y.push_back(v.points[i].median);
+  const std::vector<bool> keep = sets_scale(y);
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < y.size(); ++i)
+    if (keep[i]) {
+      lo = std::min(lo, y[i]);
+      hi = std::max(hi, y[i]);
+    }
   // At least 5% of the level tall: noise of a fraction of a percent should look flat, not like
   // the full-height zigzag an auto-scaled axis would make of it.
   const double floor_span = 0.05 * std::max(std::fabs(hi), std::fabs(lo));
@@ -86,19 +118,27 @@ std::string sparkline_svg(const SeriesView& v, size_t max_points) {
   auto px = [&](size_t i) {
     return count == 1 ? w / 2 : (w - 2 * pad) * (i - from) / (count - 1) + pad;
   };
+  // A single outlier is drawn at the edge it lies beyond (within the padding), marked.
   auto py = [&](double y) {
-    return hi > lo ? pad + (hgt - 2 * pad) * (1 - (y - lo) / span) : hgt / 2;
+    const double t = hi > lo ? std::clamp((y - lo) / span, -0.1, 1.1) : 0.5;
+    return pad + (hgt - 2 * pad) * (1 - t);
   };
-  std::string pts;
-  char buf[64];
+  std::string pts, marks;
+  char buf[96];
   for (size_t i = from; i < n; ++i) {
     std::snprintf(buf, sizeof buf, "%.2f,%.2f ", px(i), py(v.points[i].median));
     pts += buf;
+    if (!keep[i - from]) {
+      std::snprintf(buf, sizeof buf,
+                    "<circle class=\"clipped\" cx=\"%.2f\" cy=\"%.2f\" r=\"1.8\"/>", px(i),
+                    py(v.points[i].median));
+      marks += buf;
+    }
   }
   std::string s =
       "<svg class=\"spark\" viewBox=\"0 0 100 24\" preserveAspectRatio=\"none\" role=\"img\" "
       "aria-label=\"last " +
-      std::to_string(count) + " commits\"><polyline points=\"" + pts + "\"/>";
+      std::to_string(count) + " commits\"><polyline points=\"" + pts + "\"/>" + marks;
   std::snprintf(buf, sizeof buf, "<circle class=\"%s\" cx=\"%.2f\" cy=\"%.2f\" r=\"2.6\"/>",
                 v.status.c_str(), px(n - 1), py(v.points.back().median));
   s += buf;

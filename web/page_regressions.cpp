@@ -49,8 +49,9 @@ std::string alert_row(const RegressionAlert& a, const std::string& repo_url) {
   const std::string id = std::to_string(v.info.id);
   std::string h = "<tr data-series=\"" + id + "\" data-commit=\"" + html_escape(a.commit) +
                   "\" data-state=\"" + html_escape(a.state) + "\">";
-  h += "<td class=\"wrap\"><a href=\"/series/" + id + "\">" + html_escape(series_name(v.info)) +
-       "</a></td>";
+  // The trend opens on a window that holds the first bad commit, however far back it lies.
+  h += "<td class=\"wrap\"><a href=\"/series/" + id + "?at=" + url_encode(a.commit) + "\">" +
+       html_escape(series_name(v.info)) + "</a></td>";
   h += "<td class=\"num\"><span class=\"change regression\">" + pct(a.regression.relative) +
        "</span></td>";
   h += "<td>" + commit_html(a.commit, repo_url) + " <span class=\"muted wrap\">" +

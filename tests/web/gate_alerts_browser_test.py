@@ -7,7 +7,8 @@ lists it beside the change points with its size, first bad commit and settings; 
 acknowledged from the page as the SSO proxy's user (stored under that name, nothing typed); its
 compare link shows the stored verdict; its slowdown is accepted from the compare page (the next
 gate of the ref passes) and the acceptance revoked (it fails again); the compare page's blind-gate
-box appears when the MDE exceeds the min effect and not otherwise.
+box appears when the MDE exceeds the min effect and not otherwise; the trend's y-axis fits the
+medians and IQR (a 10x whisker clipped and marked) and an alert's link keeps its commit in view.
 No page may log a console error.
 """
 import argparse
@@ -38,7 +39,8 @@ def main():
     db = os.path.join(tmp, "gates.db")
     subprocess.run([args.seed, "--db", db, "--commits", "16", "--step-at", "8", "--envs", "1",
                     "--models", "tiny", "--batch-sizes", "1,4", "--seq-lens", "16",
-                    "--gen-tokens", "8", "--reps", "5", "--runs-per-commit", "2"], check=True,
+                    "--gen-tokens", "8", "--reps", "5", "--runs-per-commit", "2",
+                    "--outlier-at", "3", "--outlier-factor", "10"], check=True,
                    stdout=subprocess.DEVNULL)
     token_file = os.path.join(tmp, "token")
     with open(token_file, "w") as f:
@@ -149,6 +151,30 @@ def main():
                                     bad, "--min-effect", "0.1", "--acceptances", base, "--ref",
                                     "refs/pull/42/merge"], capture_output=True, text=True)
             check(again.returncode == 1, f"revoked: the gate fails again (exit {again.returncode})")
+
+            # --- the chart shows the step: the y-axis fits medians and IQR, not one slow
+            # repetition's whisker (commit 3's, 10x), which is clipped and marked; ?at= (an
+            # alert's link) keeps its commit in the window.
+            page.goto(f"{base}/series/{sid}")
+            page.wait_for_selector("body[data-chart-ready]", timeout=30000)
+            yr = page.evaluate("document.getElementById('chart')._fullLayout.yaxis.range")
+            meds = [p_["median"] for p_ in points]
+            step_share = (meds[step] - meds[step - 1]) / (yr[1] - yr[0])
+            check(step_share > 0.5, f"chart: the 30% step spans {step_share:.0%} of the y-axis {yr}")
+            check(yr[1] < max(p_["spread"]["max"] for p_ in points),
+                  "chart: the 10x whisker lies beyond the axis")
+            legend = page.evaluate("Array.from(document.querySelectorAll('#chart .legendtext'))"
+                                   ".map(t => t.textContent)")
+            check("whisker beyond the axis" in legend, f"chart: the clipped whisker is marked ({legend})")
+            page.goto(f"{base}/series/{sid}?last=4&at={points[2]['commit'][:12]}")
+            page.wait_for_selector("body[data-chart-ready]", timeout=30000)
+            win = page.evaluate("perfgate.trend.window")
+            at = page.evaluate("perfgate.trend.at")
+            check(at == 2 and win[0] <= 2 <= win[1],
+                  f"chart: ?at= widens the last-4 window to hold its commit (window {win})")
+            page.goto(base + "/regressions")
+            href = page.locator("#regressions tbody tr a[href^='/series/']").first.get_attribute("href")
+            check("?at=" in href, f"regressions: a series alert links to its commit's window ({href})")
 
             # --- the blind-gate box: shown when the MDE exceeds the min effect, only then.
             page.goto(f"{base}/compare?base={points[1]['commit']}&head={points[2]['commit']}"

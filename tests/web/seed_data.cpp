@@ -95,7 +95,11 @@ Run make_run(const SeedSpec& spec, int commit, int env, int repeat) {
         for (int r = 0; r < spec.reps; ++r) {
           cell.samples.prefill_ms.push_back(prefill * (1 + noise(rng)));
           std::vector<double> steps;
-          for (int s = 0; s < spec.gen_tokens - 1; ++s) steps.push_back(tpot * (1 + noise(rng)));
+          const double slow = commit == spec.outlier_at && r == 0 && repeat == 0 && env == 0
+                                  ? spec.outlier_factor
+                                  : 1.0;
+          for (int s = 0; s < spec.gen_tokens - 1; ++s)
+            steps.push_back(slow * tpot * (1 + noise(rng)));
           double sum = 0;
           for (double x : steps) sum += x;
           rep_tpot.push_back(sum / steps.size());

@@ -22,6 +22,8 @@ struct SeedSpec {
   int step_at = -1;                      // commit index from which tpot is slower
   double step_factor = 1.3;              // ... by this factor
   std::vector<std::string> step_models;  // models the step applies to (empty: all)
+  int outlier_at = -1;                   // commit index whose first repetition is much slower
+  double outlier_factor = 10.0;          // ... by this factor (its median barely moves)
   bool hostile = false;                  // a <script> subject, a branch with quotes
   uint64_t seed = 1;
   int first_commit = 0;  // offsets commit numbering (distinct documents for ingest)

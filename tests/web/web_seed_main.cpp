@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   app.add_option("--step-models", spec.step_models, "models the step applies to (default all)")
       ->delimiter(',');
   app.add_flag("--hostile", spec.hostile, "script-tag subjects and a branch with quotes");
+  app.add_option("--outlier-at", spec.outlier_at,
+                 "commit index whose first repetition is --outlier-factor times slower");
+  app.add_option("--outlier-factor", spec.outlier_factor)->capture_default_str();
   app.add_option("--seed", spec.seed)->capture_default_str();
   app.add_option("--json-dir", json_dir, "write export documents here instead of a database");
   app.add_option("--docs", docs, "documents to write with --json-dir");

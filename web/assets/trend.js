@@ -55,6 +55,56 @@
     });
     return data;
   }
+  // The y-axis fits the medians and their IQR band over the x window [a, b] (category indices),
+  // with a margin; whiskers beyond it are clipped by the axis and marked at its edge (docs/WEB.md,
+  // "The chart"). A min-max axis would squeeze a 3x step of the median into the bottom of the
+  // plot whenever one repetition was slow.
+  function yRange(data, a, b) {
+    let lo = Infinity, hi = -Infinity;
+    data.series.forEach(function (s) {
+      s.points.forEach(function (p, i) {
+        const xi = s.x[i];
+        if (xi < a || xi > b) return;
+        lo = Math.min(lo, p.median, p.spread.q1);
+        hi = Math.max(hi, p.median, p.spread.q3);
+      });
+    });
+    if (!isFinite(lo)) return null;
+    const pad = Math.max(0.08 * (hi - lo), 0.01 * Math.max(Math.abs(hi), Math.abs(lo)), 1e-12);
+    return [lo - pad, hi + pad];
+  }
+  // Markers at the axis edges for the whiskers the range clips: one trace per edge.
+  function clippedTraces(data, labels, r) {
+    const up = { x: [], y: [] }, down = { x: [], y: [] };
+    data.series.forEach(function (s) {
+      s.points.forEach(function (p, i) {
+        if (p.spread.max > r[1]) { up.x.push(labels[s.x[i]]); up.y.push(r[1]); }
+        if (p.spread.min < r[0]) { down.x.push(labels[s.x[i]]); down.y.push(r[0]); }
+      });
+    });
+    const mk = function (pts, symbol) {
+      return { x: pts.x, y: pts.y, mode: "markers", name: "whisker beyond the axis",
+               legendgroup: "clipped", showlegend: false, hoverinfo: "skip", cliponaxis: false,
+               marker: { symbol: symbol, size: 8, color: NEUTRAL } };
+    };
+    const out = [];
+    if (up.x.length) out.push(mk(up, "triangle-up-open"));
+    if (down.x.length) out.push(mk(down, "triangle-down-open"));
+    if (out.length) out[0].showlegend = true;
+    return out;
+  }
+
+  // The category index of commit `sha` (a full SHA or a prefix) in the drawn axis, -1 if absent.
+  function atIndex(data, labels, sha) {
+    if (!sha) return -1;
+    for (let si = 0; si < data.series.length; si++) {
+      const s = data.series[si];
+      for (let i = 0; i < s.points.length; i++)
+        if (s.points[i].commit && s.points[i].commit.indexOf(sha) === 0) return s.x[i];
+    }
+    return -1;
+  }
+
   // The URL keeps the view: ?from=SHA&to=SHA (zoom), ?last=N (window), besides metric, branch, ids.
   function setParams(changes) {
     const q = new URLSearchParams(window.location.search);
@@ -168,6 +218,19 @@
     let range = n > last ? [n - last - 0.5, n - 0.5] : undefined;
     const from = labels.indexOf(params.get("from")), to = labels.indexOf(params.get("to"));
     if (from >= 0 && to >= from) range = [from - 0.5, to + 0.5];
+    // ?at=SHA (an alert's link): the window always holds that commit, with some history before it.
+    const at = atIndex(data, labels, params.get("at"));
+    if (at >= 0 && range && (at < range[0] || at > range[1]))
+      range = [Math.max(0, at - 20) - 0.5, range[1] < at ? Math.min(n - 1, at + 20) + 0.5 : range[1]];
+    if (at >= 0) {
+      shapes.push({ type: "rect", xref: "x", yref: "paper", x0: at - 0.5, x1: at + 0.5, y0: 0,
+                    y1: 1, line: { width: 0 }, fillcolor: alpha(NEUTRAL, 0.15), layer: "below" });
+      perfgate.trend.at = at;
+    }
+    const yr = yRange(data, range ? range[0] : -1, range ? range[1] : n);
+    if (yr) clippedTraces(data, labels, yr).forEach(function (t) { traces.push(t); });
+    perfgate.trend.window = range ? [range[0] + 0.5, range[1] - 0.5] : [0, n - 1];
+    perfgate.trend.yRange = yr;
     // Grid lines at >= 3:1 against the card in dark mode (WCAG AA for graphics; the browser test
     // measures them). Light mode keeps faint lines: there the data lines carry the contrast.
     const grid = DARK ? "#66707c" : "#e1e5ea";
@@ -181,7 +244,8 @@
                nticks: Math.max(4, Math.floor((el.clientWidth || 800) / 40)),
                gridcolor: grid, linecolor: NEUTRAL },
       yaxis: { title: { text: esc(data.label + " (" + data.unit + ")") }, zeroline: false,
-               automargin: true, gridcolor: grid, linecolor: NEUTRAL },
+               automargin: true, gridcolor: grid, linecolor: NEUTRAL,
+               range: yr || undefined, autorange: yr ? false : true },
       hovermode: "closest", dragmode: "zoom", showlegend: !single || traces.length > 3,
       legend: { orientation: "h", y: -0.25 }, shapes: shapes, annotations: annotations,
       hoverlabel: DARK ? { bgcolor: "#1c2127", font: { color: "#e6e9ed" } } : undefined,
@@ -205,6 +269,9 @@
       if (r0 == null || r1 == null) return;
       const a = Math.max(0, Math.ceil(r0)), b = Math.min(n - 1, Math.floor(r1));
       if (b >= a) setParams({ from: labels[a], to: labels[b] });
+      // A zoom in x fits y to the medians and IQR of what is now shown (not to the whiskers).
+      const fit = yRange(data, a, b);
+      if (fit && ev["yaxis.range[0]"] == null) Plotly.relayout(el, { "yaxis.range": fit });
     });
     perfgate.trend.pointsDrawn = drawn;
     perfgate.trend.series = data.series.length;
