@@ -272,6 +272,22 @@ CREATE TABLE acceptances (
 );
 CREATE INDEX acceptances_ref ON acceptances(ref, id);
 )sql",
+      // 11: regressions the server raised an alert for (docs/STORE.md, "Detected regressions"),
+      // kept so that an alert stays until someone acts on it or the series returns, whether or
+      // not the detector that found it still sees it. Insert-only, one row per first bad commit.
+      R"sql(
+CREATE TABLE detected_regressions (
+  id INTEGER PRIMARY KEY,
+  series_id INTEGER NOT NULL REFERENCES series(id),
+  metric TEXT NOT NULL,
+  commit_sha TEXT NOT NULL CHECK (length(commit_sha) = 40),
+  source TEXT NOT NULL CHECK (source IN ('change point', 'last two commits')),
+  before REAL NOT NULL,            -- the series' level before the first bad commit
+  relative REAL NOT NULL,          -- the step's size when it was first detected
+  detected_at TEXT NOT NULL,
+  UNIQUE (series_id, metric, commit_sha)
+);
+)sql",
   };
   return steps;
 }

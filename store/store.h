@@ -149,6 +149,19 @@ class Store {
                                        const std::string& reason, const std::string& author,
                                        const std::string& via = "typed");
   std::vector<RegressionEvent> regression_events();  // id order
+  // Every regression an alert was raised for (schema step 11): the alert stays whether or not its
+  // detector still sees it. source: change point | last two commits.
+  struct DetectedRegression {
+    int64_t id = 0;
+    int64_t series_id = 0;
+    std::string metric, commit, source;
+    double before = 0.0;    // the level before the first bad commit
+    double relative = 0.0;  // the step's size (after / before - 1) when first detected
+    std::string detected_at;
+  };
+  // Stores the ones not stored yet (series, metric and commit name one); returns how many were.
+  size_t record_detected_regressions(const std::vector<DetectedRegression>& found);
+  std::vector<DetectedRegression> detected_regressions();  // id order
 
   // --- stored gate results (store_gates.cpp): append-only; an alerts source beside the change
   // points, with the settings each gate was decided under (docs/STORE.md, "Gate results").
@@ -188,7 +201,7 @@ class Store {
   };
   struct Acceptance {
     int64_t id = 0;
-    std::string ref;                // the pull request's (or branch's) ref
+    std::string ref;                 // the pull request's (or branch's) ref
     std::optional<int64_t> gate_id;  // the stored gate whose regressions were accepted
     std::vector<AcceptedCell> cells;
     std::string reason, author, at;

@@ -1,4 +1,5 @@
-// Triage of regressions: an append-only log of acknowledge / dismiss / fix / reopen events.
+// Triage of regressions: an append-only log of acknowledge / dismiss / fix / reopen events, and
+// the regressions alerts were raised for.
 #include <sqlite3.h>
 #include <algorithm>
 #include <array>
@@ -58,6 +59,46 @@ std::vector<Store::RegressionEvent> Store::regression_events() {
   while (s.step())
     out.push_back({s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6),
                    s.text(7), s.text(8)});
+  return out;
+}
+
+size_t Store::record_detected_regressions(const std::vector<DetectedRegression>& found) {
+  for (const DetectedRegression& r : found) {
+    if (r.commit.size() != 40) throw UsageError("commit: a full 40-digit SHA is required");
+    if (r.source != "change point" && r.source != "last two commits")
+      throw UsageError("source '" + r.source + "': expected change point or last two commits");
+  }
+  if (found.empty()) return 0;
+  const std::string at = detail::now_iso8601();
+  sql::Transaction tx(db_);
+  sql::Stmt s(db_,
+              "INSERT OR IGNORE INTO detected_regressions (series_id, metric, commit_sha, source, "
+              "before, relative, detected_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  size_t added = 0;
+  for (const DetectedRegression& r : found) {
+    s.bind(1, r.series_id);
+    s.bind(2, r.metric);
+    s.bind(3, r.commit);
+    s.bind(4, r.source);
+    s.bind(5, r.before);
+    s.bind(6, r.relative);
+    s.bind(7, at);
+    s.step();
+    added += static_cast<size_t>(sqlite3_changes(db_));
+    s.reset();
+  }
+  tx.commit();
+  return added;
+}
+
+std::vector<Store::DetectedRegression> Store::detected_regressions() {
+  sql::Stmt s(db_,
+              "SELECT id, series_id, metric, commit_sha, source, before, relative, detected_at "
+              "FROM detected_regressions ORDER BY id");
+  std::vector<DetectedRegression> out;
+  while (s.step())
+    out.push_back(
+        {s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.real(5), s.real(6), s.text(7)});
   return out;
 }
 

@@ -43,13 +43,16 @@ int64_t time_key(const std::string& iso) {
 
 std::string shown_status(const SeriesView& v, const OverviewModel& m) {
   auto it = m.alert_state.find(v.info.id);
-  if (v.status == "regressed" && it != m.alert_state.end()) {
-    if (it->second == "dismissed" || it->second == "fixed") return "steady";
-    if (it->second == "acknowledged") return "acknowledged";
-  }
+  if (it == m.alert_state.end()) return v.status;
+  if (it->second == "acknowledged") return "acknowledged";
+  // An alert stays open until someone acts on it, whether or not the series still stands in it.
+  if (it->second == "open") return "regressed";
+  if (v.status == "regressed") return "steady";  // its alert was dismissed or fixed
   return v.status;
 }
 
+// A series whose own history is steady may still have an open alert kept from before: the partial
+// overview shows it steady until every view is ready, as it shows what the history shows.
 bool status_final_without_triage(const SeriesView& v) { return v.status != "regressed"; }
 
 OverviewFilter parse_overview_filter(const httplib::Request& req) {
@@ -79,7 +82,11 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
   if (m.complete) {
     auto regressions = build_regressions(app, gen);
     m.open_regressions = regressions->open + regressions->acknowledged;
-    for (const auto& a : regressions->alerts) m.alert_state[a.view->info.id] = a.state;
+    // The series' state: its current alert's, else that of an alert still open from before.
+    for (const auto& a : regressions->alerts)
+      if (a.current) m.alert_state[a.view->info.id] = a.state;
+    for (const auto& a : regressions->alerts)
+      if (!a.current && a.is_open()) m.alert_state.emplace(a.view->info.id, a.state);
   } else {
     // No triage state before every view is ready: a regressed series waits with the others.
     std::erase_if(progress.ready, [&](const auto& v) {
@@ -203,6 +210,7 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
   for (int64_t id : ids) {
     auto v = app.series_view(id, metric, gen, t.branch);
     if (!v) throw HttpError(404, "no series with id " + std::to_string(id));
+    t.alerts.push_back(series_alerts_json(app, gen, v));
     t.views.push_back(std::move(v));
   }
   if (t.views.size() == 1) {
@@ -299,6 +307,8 @@ nlohmann::json trend_json(const TrendModel& m) {
     s["x"] = std::move(x);
     s["name"] = series_name(v->info);
     s["env_text"] = env_text(v->info.env);
+    s["alerts"] =
+        m.alerts.size() == m.views.size() ? m.alerts[&v - m.views.data()] : nlohmann::json::array();
     series.push_back(std::move(s));
   }
   nlohmann::json env_changes = nlohmann::json::array();

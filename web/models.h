@@ -68,6 +68,7 @@ struct TrendModel {
     bool before;      // the other series ended before this one started (else it came after)
   };
   std::vector<EnvChange> env_changes;
+  std::vector<nlohmann::json> alerts;  // per view: series_alerts_json (web/triage.h)
 };
 // `branch` picks the commits drawn (branch_param); the main branch when not given.
 TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen,

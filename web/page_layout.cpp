@@ -8,6 +8,12 @@
 
 namespace pg::web {
 
+std::string fmt_change(double relative) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * relative);
+  return buf;
+}
+
 std::string fmt_num(double v) {
   if (!std::isfinite(v)) return "–";
   char buf[64];

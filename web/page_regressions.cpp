@@ -13,12 +13,6 @@ namespace pg::web {
 
 namespace {
 
-std::string pct(double rel) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * rel);
-  return buf;
-}
-
 // The state badge with the latest event, and the triage buttons the state allows.
 std::string state_and_triage(const std::string& state, const std::string& author,
                              const std::string& at, const std::string& reason) {
@@ -52,7 +46,7 @@ std::string alert_row(const RegressionAlert& a, const std::string& repo_url) {
   // The trend opens on a window that holds the first bad commit, however far back it lies.
   h += "<td class=\"wrap\"><a href=\"/series/" + id + "?at=" + url_encode(a.commit) + "\">" +
        html_escape(series_name(v.info)) + "</a></td>";
-  h += "<td class=\"num\"><span class=\"change regression\">" + pct(a.regression.relative) +
+  h += "<td class=\"num\"><span class=\"change regression\">" + fmt_change(a.regression.relative) +
        "</span></td>";
   h += "<td>" + commit_html(a.commit, repo_url) + " <span class=\"muted wrap\">" +
        html_escape(a.subject) + "</span>";
@@ -64,6 +58,11 @@ std::string alert_row(const RegressionAlert& a, const std::string& repo_url) {
        " ago<br><span class=\"muted small\">" + html_escape(a.time) + "</span></td>";
   h += "<td class=\"muted small\">" + html_escape(a.regression.source) + "</td>";
   const auto* e = a.events.empty() ? nullptr : &a.events.back();
+  if (!a.fixed_by_commit.empty())  // nobody acted: say what closed it
+    return h +
+           state_and_triage(a.state, "detected", "",
+                            "back to its old level from " + a.fixed_by_commit.substr(0, 10)) +
+           "</tr>";
   return h + state_and_triage(a.state, e ? e->author : "", e ? e->at : "", e ? e->reason : "") +
          "</tr>";
 }
@@ -79,7 +78,7 @@ std::string gate_row(const GateAlert& a, const std::string& repo_url) {
        "&amp;head=" + url_encode(g.head) + "\">compare " + html_escape(g.base.substr(0, 10)) +
        " → " + html_escape(g.head.substr(0, 10)) + "</a></td>";
   h += "<td class=\"num gate-size\">" +
-       (a.worst ? "<span class=\"change regression\">" + pct(a.worst->relative) +
+       (a.worst ? "<span class=\"change regression\">" + fmt_change(a.worst->relative) +
                       "</span><br><span class=\"muted small\">" + html_escape(a.worst->label) +
                       "</span>"
                 : std::string("–")) +

@@ -16,7 +16,39 @@ std::string ids_csv(const TrendModel& m) {
   return s;
 }
 
-std::string series_details(const SeriesView& v, const std::string& repo_url) {
+// The series' alerts (series_alerts_json) with their triage: what the regressions page lists.
+std::string alerts_html(const nlohmann::json& alerts, const std::string& repo_url) {
+  if (alerts.empty()) return "";
+  std::string h =
+      "<h2>Alerts</h2><div class=\"scroll\"><table class=\"series-alerts\"><thead><tr>"
+      "<th>first bad commit</th><th class=\"num\">change</th><th>found by</th><th>state</th>"
+      "<th class=\"wrap\">who, why</th></tr></thead><tbody>";
+  for (const auto& a : alerts) {
+    const std::string state = a["state"].get<std::string>();
+    std::string why;
+    if (!a["fixed_by"].is_null())
+      why =
+          "detected: back to its old level from " + a["fixed_by"].get<std::string>().substr(0, 10);
+    else if (!a["events"].empty()) {
+      const auto& e = a["events"].back();
+      why = e["author"].get<std::string>() + ", " + e["at"].get<std::string>();
+      if (!e["reason"].get<std::string>().empty()) why += ": " + e["reason"].get<std::string>();
+    }
+    const double rel = a["relative"].get<double>();
+    h += "<tr data-commit=\"" + html_escape(a["commit"].get<std::string>()) + "\" data-state=\"" +
+         html_escape(state) + "\"><td>" + commit_html(a["commit"].get<std::string>(), repo_url) +
+         "</td><td class=\"num\">" + fmt_change(rel) + "</td><td class=\"muted small\">" +
+         html_escape(a["source"].get<std::string>()) + "</td><td><span class=\"badge state-" +
+         html_escape(state) + "\">" + html_escape(state) + "</span></td><td class=\"wrap small\">" +
+         html_escape(why) + "</td></tr>";
+  }
+  return h +
+         "</tbody></table></div><p class=\"muted small\"><a href=\"/regressions\">Triage "
+         "on the regressions page</a>.</p>";
+}
+
+std::string series_details(const SeriesView& v, const nlohmann::json& alerts,
+                           const std::string& repo_url) {
   const MetricInfo& mi = metric_info(v.metric);
   const std::string id = std::to_string(v.info.id);
   std::string h = "<section class=\"card\"><h2><a href=\"/series/" + id + "\">" +
@@ -46,6 +78,7 @@ std::string series_details(const SeriesView& v, const std::string& repo_url) {
     kv("last two commits (gate)", lc);
   }
   h += "</dl></div>";
+  h += alerts_html(alerts, repo_url);
   if (!v.changes.empty()) {
     h += "<h2>Change points</h2><div class=\"scroll\"><table class=\"change-points\"><thead><tr>"
          "<th>first commit</th><th class=\"wrap\">subject</th><th class=\"num\">before</th>"
@@ -178,7 +211,9 @@ std::string render_trend_page(const TrendModel& m) {
     h += "<script type=\"application/json\" id=\"trend-data\">" + json_for_script(trend_json(m)) +
          "</script>";
   }
-  for (const auto& v : m.views) h += series_details(*v, m.repo_url);
+  for (size_t i = 0; i < m.views.size(); ++i)
+    h += series_details(*m.views[i], i < m.alerts.size() ? m.alerts[i] : nlohmann::json::array(),
+                        m.repo_url);
   const std::string twin = single ? "/api/v1/series/" + ids + "?metric=" + cur.name
                                   : "/api/v1/trend?ids=" + url_encode(ids) + "&metric=" + cur.name;
   PageFrame f{title, "overview", twin, {"common.js", "trend.js"}};

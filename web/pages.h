@@ -70,5 +70,7 @@ std::string sparkline_svg(const SeriesView& v, size_t max_points = 40);
 namespace pg::web {
 // Numbers for people: 3 significant digits in the display range, bytes in KiB/MiB/GiB.
 std::string fmt_num(double v);
+// A relative change (after / before - 1) as every page writes it: "+30.0%".
+std::string fmt_change(double relative);
 std::string fmt_metric(double v, const std::string& unit);
 }  // namespace pg::web

@@ -6,6 +6,7 @@
 #include "web/http_util.h"
 #include "web/models.h"
 #include "web/routes.h"
+#include "web/triage.h"
 
 namespace pg::web {
 
@@ -76,7 +77,11 @@ void register_api_routes(httplib::Server& http, App& app) {
              auto body = json_body(app,
                                    "series/" + std::to_string(id) + "/" + metric_info(m).name +
                                        "/" + branch.value_or(""),
-                                   gen, [&] { return series_view_json(*view); });
+                                   gen, [&] {
+                                     nlohmann::json j = series_view_json(*view);
+                                     j["alerts"] = series_alerts_json(app, gen, view);
+                                     return j;
+                                   });
              send_cached(req, res, *body);
            }));
 

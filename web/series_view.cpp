@@ -152,11 +152,36 @@ std::optional<CurrentRegression> current_regression(const SeriesView& v) {
   for (const SeriesChange& c : v.changes)
     if (c.flagged) last = &c;
   if (last && last->direction == "regression")
-    return CurrentRegression{last->index, last->relative, "change point"};
+    return CurrentRegression{last->index, last->relative, last->before, "change point", {}};
   if (v.last_compare && v.last_compare->verdict == "regression" && v.points.size() >= 2)
-    return CurrentRegression{v.points.size() - 1, v.last_compare->ratio.value_or(1.0) - 1.0,
-                             "last two commits"};
+    return CurrentRegression{v.points.size() - 1,
+                             v.last_compare->ratio.value_or(1.0) - 1.0,
+                             v.points[v.points.size() - 2].median,
+                             "last two commits",
+                             {}};
   return std::nullopt;
+}
+
+std::optional<size_t> returned_after(const SeriesView& v, size_t index, double before) {
+  if (index >= v.points.size() || before == 0) return std::nullopt;
+  std::vector<double> medians;
+  for (size_t i = index; i < v.points.size(); ++i) medians.push_back(v.points[i].median);
+  const bool higher_is_worse = metric_info(v.metric).higher_is_worse;
+  for (const ChangePoint& cp : detect_change_points(medians)) {
+    const bool better = higher_is_worse ? cp.after < cp.before : cp.after > cp.before;
+    if (better && std::abs(cp.after / before - 1.0) < v.rules.min_effect) return index + cp.index;
+  }
+  return std::nullopt;
+}
+
+std::vector<CurrentRegression> regression_history(const SeriesView& v) {
+  std::vector<CurrentRegression> out;
+  for (const SeriesChange& c : v.changes)
+    if (c.flagged && c.direction == "regression")
+      out.push_back({c.index, c.relative, c.before, "change point", {}});
+  if (auto now = current_regression(v); now && now->source != "change point") out.push_back(*now);
+  for (CurrentRegression& r : out) r.returned_at = returned_after(v, r.index, r.before);
+  return out;
 }
 
 nlohmann::json point_json(const SeriesPoint& p) {

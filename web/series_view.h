@@ -93,9 +93,22 @@ SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> s
 struct CurrentRegression {
   size_t index = 0;
   double relative = 0;  // the size of the step (after / before - 1)
+  double before = 0;    // the level before it
   std::string source;   // "change point" | "last two commits"
+  // Where the series came back to within min effect of `before` (returned_after), if it did.
+  std::optional<size_t> returned_at;
 };
 std::optional<CurrentRegression> current_regression(const SeriesView& v);
+// LNT's "detected fixed": the first point of a later level that a change point found in the
+// points from `index` on and that lies within min effect of `before`. The search starts at the
+// regression, so a slowdown that lasted a few commits, which the whole series' change points may
+// not resolve, is still seen to end there.
+std::optional<size_t> returned_after(const SeriesView& v, size_t index, double before);
+// Every regression the series' history shows now, oldest first: each flagged change point that
+// is a regression, then current_regression's "last two commits" when it is one; each with its
+// returned_after. An alert stays listed whether or not a later change point stands in front of
+// it, and the server keeps every one it listed (web/triage.h).
+std::vector<CurrentRegression> regression_history(const SeriesView& v);
 
 // The /api/v1/series/{id} document.
 nlohmann::json series_view_json(const SeriesView& v);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <tuple>
 
 #include "core/cell_key_io.h"
@@ -20,34 +21,104 @@ std::string triage_state(const std::string& a) {
 
 namespace {
 
+using AlertKey = std::tuple<int64_t, std::string, std::string>;  // series, metric, commit
+
+// The series' regressions: what its history shows now, and what the server listed before and
+// the history no longer shows (a later, larger step, or a slowdown that ended too soon for the
+// whole series' change points), in history order.
+std::vector<CurrentRegression> regressions_of_series(
+    const SeriesView& v, const std::map<AlertKey, Store::DetectedRegression>& kept) {
+  std::vector<CurrentRegression> regs = regression_history(v);
+  const std::string metric = metric_info(v.metric).name;
+  for (size_t i = 0; i < v.points.size(); ++i) {
+    auto it = kept.find({v.info.id, metric, v.points[i].commit});
+    if (it == kept.end() ||
+        std::any_of(regs.begin(), regs.end(), [&](const auto& r) { return r.index == i; }))
+      continue;
+    const Store::DetectedRegression& d = it->second;
+    // One a server with a smaller min effect found: this server's rule does not call it one.
+    if (std::fabs(d.relative) < v.rules.min_effect) continue;
+    regs.push_back({i, d.relative, d.before, d.source, returned_after(v, i, d.before)});
+  }
+  std::sort(regs.begin(), regs.end(),
+            [](const auto& a, const auto& b) { return a.index < b.index; });
+  return regs;
+}
+
+// Keeps the alerts listed for the first time, so they stay. A database serve cannot write to
+// still shows what its history shows, with a warning.
+void keep_new_alerts(Store& store, const std::vector<Store::DetectedRegression>& found) {
+  if (found.empty()) return;
+  try {
+    store.record_detected_regressions(found);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "perfgate serve: could not keep %zu new alert(s): %s\n", found.size(),
+                 e.what());
+  }
+}
+
+// What the store knows of alerts: the triage log and the regressions listed before.
+struct AlertRecords {
+  std::map<AlertKey, std::vector<Store::RegressionEvent>> log;
+  std::map<AlertKey, Store::DetectedRegression> kept;
+  explicit AlertRecords(Store& store) {
+    for (auto& e : store.regression_events())
+      log[{e.series_id, e.metric, e.commit}].push_back(std::move(e));
+    for (auto& d : store.detected_regressions())
+      kept.emplace(AlertKey{d.series_id, d.metric, d.commit}, std::move(d));
+  }
+};
+
+// The alerts of one series, with their triage state; the ones listed for the first time are
+// added to `found`.
+std::vector<RegressionAlert> alerts_of_view(const std::shared_ptr<const SeriesView>& v,
+                                            const AlertRecords& records,
+                                            std::vector<Store::DetectedRegression>& found) {
+  std::vector<RegressionAlert> out;
+  const auto now = current_regression(*v);
+  const std::string metric = metric_info(v->metric).name;
+  for (const CurrentRegression& reg : regressions_of_series(*v, records.kept)) {
+    const SeriesPoint& p = v->points[reg.index];
+    if (p.commit.empty()) continue;  // a run outside a repository cannot be named
+    const AlertKey key{v->info.id, metric, p.commit};
+    if (!records.kept.count(key))
+      found.push_back({0, v->info.id, metric, p.commit, reg.source, reg.before, reg.relative, ""});
+    RegressionAlert a;
+    a.view = v;
+    a.regression = reg;
+    a.commit = p.commit;
+    a.subject = p.subject;
+    a.time = p.time;
+    a.current = now && now->index == reg.index;
+    if (reg.index > 0) a.parent = v->points[reg.index - 1].commit;
+    a.commits_since = v->points.size() - 1 - reg.index;
+    if (auto it = records.log.find(key); it != records.log.end()) a.events = it->second;
+    const std::string last = a.events.empty() ? "" : a.events.back().action;
+    a.state = triage_state(last);
+    // Detected fixed (LNT), unless someone closed it already, or reopened it.
+    if (reg.returned_at && a.is_open() && last != "reopen") {
+      a.state = "fixed";
+      a.fixed_by_commit = v->points[*reg.returned_at].commit;
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 std::shared_ptr<RegressionsModel> regressions_of(
     App& app, uint64_t gen, const std::vector<std::shared_ptr<const SeriesView>>& views) {
   auto m = std::make_shared<RegressionsModel>();
   m->branch = app.main_branch(gen);
-  std::map<std::tuple<int64_t, std::string, std::string>, std::vector<Store::RegressionEvent>> log;
-  for (auto& e : app.store().regression_events())
-    log[{e.series_id, e.metric, e.commit}].push_back(std::move(e));
-  for (const auto& v : views) {
-    auto reg = current_regression(*v);
-    if (!reg || reg->index >= v->points.size()) continue;
-    const SeriesPoint& p = v->points[reg->index];
-    if (p.commit.empty()) continue;  // a run outside a repository cannot be named
-    RegressionAlert a;
-    a.view = v;
-    a.regression = *reg;
-    a.commit = p.commit;
-    a.subject = p.subject;
-    a.time = p.time;
-    if (reg->index > 0) a.parent = v->points[reg->index - 1].commit;
-    a.commits_since = v->points.size() - 1 - reg->index;
-    auto it = log.find({v->info.id, metric_info(v->metric).name, p.commit});
-    if (it != log.end()) a.events = it->second;
-    a.state = triage_state(a.events.empty() ? "" : a.events.back().action);
-    if (a.state == "open") ++m->open;
-    if (a.state == "acknowledged") ++m->acknowledged;
-    if (!a.is_open()) ++m->closed;
-    m->alerts.push_back(std::move(a));
-  }
+  const AlertRecords records(app.store());
+  std::vector<Store::DetectedRegression> found;
+  for (const auto& v : views)
+    for (RegressionAlert& a : alerts_of_view(v, records, found)) {
+      if (a.state == "open") ++m->open;
+      if (a.state == "acknowledged") ++m->acknowledged;
+      if (!a.is_open()) ++m->closed;
+      m->alerts.push_back(std::move(a));
+    }
+  keep_new_alerts(app.store(), found);
   std::stable_sort(m->alerts.begin(), m->alerts.end(), [](const auto& x, const auto& y) {
     return std::make_tuple(!x.is_open(), -std::fabs(x.regression.relative)) <
            std::make_tuple(!y.is_open(), -std::fabs(y.regression.relative));
@@ -73,31 +144,55 @@ std::shared_ptr<const RegressionsModel> regressions_by(
   return m;
 }
 
+std::vector<RegressionAlert> series_alerts(App& app, const std::shared_ptr<const SeriesView>& v) {
+  const AlertRecords records(app.store());
+  std::vector<Store::DetectedRegression> found;
+  auto out = alerts_of_view(v, records, found);
+  keep_new_alerts(app.store(), found);
+  return out;
+}
+
+nlohmann::json series_alerts_json(App& app, uint64_t gen,
+                                  const std::shared_ptr<const SeriesView>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  if (v->metric != Metric::tpot_ms || v->rules.branch != app.main_branch(gen)) return out;
+  for (const RegressionAlert& a : series_alerts(app, v)) {
+    nlohmann::json j = regression_alert_json(a);
+    for (const char* same : {"series_id", "series", "key", "env", "metric"}) j.erase(same);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 const RegressionAlert* find_alert(const RegressionsModel& m, int64_t series_id) {
   for (const auto& a : m.alerts)
-    if (a.view->info.id == series_id) return &a;
+    if (a.view->info.id == series_id && a.current) return &a;
   return nullptr;
+}
+
+nlohmann::json regression_alert_json(const RegressionAlert& a) {
+  return {{"series_id", a.view->info.id},
+          {"series", series_name(a.view->info)},
+          {"key", cell_key_to_json(a.view->info.key)},
+          {"env", environment_to_json(a.view->info.env)},
+          {"metric", metric_info(a.view->metric).name},
+          {"commit", a.commit},
+          {"parent", a.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.parent)},
+          {"subject", a.subject},
+          {"time", a.time},
+          {"relative", a.regression.relative},
+          {"source", a.regression.source},
+          {"commits_since", a.commits_since},
+          {"state", a.state},
+          {"fixed_by",
+           a.fixed_by_commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.fixed_by_commit)},
+          {"current", a.current},
+          {"events", triage_events_json(a.events)}};
 }
 
 nlohmann::json regressions_json(const RegressionsModel& m) {
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& a : m.alerts) {
-    list.push_back(
-        {{"series_id", a.view->info.id},
-         {"series", series_name(a.view->info)},
-         {"key", cell_key_to_json(a.view->info.key)},
-         {"env", environment_to_json(a.view->info.env)},
-         {"metric", metric_info(a.view->metric).name},
-         {"commit", a.commit},
-         {"parent", a.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.parent)},
-         {"subject", a.subject},
-         {"time", a.time},
-         {"relative", a.regression.relative},
-         {"source", a.regression.source},
-         {"commits_since", a.commits_since},
-         {"state", a.state},
-         {"events", triage_events_json(a.events)}});
-  }
+  for (const auto& a : m.alerts) list.push_back(regression_alert_json(a));
   return {{"branch", m.branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.branch)},
           {"open", m.open},
           {"acknowledged", m.acknowledged},

@@ -3,7 +3,8 @@
 // stored gate result whose verdict was regression (the newest gate of its base/head pair; see
 // triage_gates.cpp), each joined with its triage state from the store's append-only event logs.
 // Open until someone acknowledges (still open, but owned), dismisses (with a reason) or marks it
-// fixed; a later regression at another commit is a new alert.
+// fixed, or a later change point returns the series to its old level (fixed, detected); a later
+// regression at another commit is a new alert, and the earlier one stays.
 #pragma once
 #include <chrono>
 #include <map>
@@ -21,10 +22,15 @@ namespace pg::web {
 struct RegressionAlert {
   std::shared_ptr<const SeriesView> view;
   CurrentRegression regression;
-  std::string commit, subject, time;           // the first bad commit
-  std::string parent;                          // the point before it (empty when none)
-  size_t commits_since = 0;                    // points after the first bad one
-  std::string state = "open";                  // open | acknowledged | dismissed | fixed
+  std::string commit, subject, time;  // the first bad commit
+  std::string parent;                 // the point before it (empty when none)
+  size_t commits_since = 0;           // points after the first bad one
+  std::string state = "open";         // open | acknowledged | dismissed | fixed
+  // Fixed without anyone acting: a later change point returned the series to its old level (the
+  // first commit of that level). A person's reopen overrides it.
+  std::string fixed_by_commit;
+  // The regression the series stands in now (current_regression): its state is the series'.
+  bool current = false;
   std::vector<Store::RegressionEvent> events;  // this alert's, oldest first
   bool is_open() const { return state == "open" || state == "acknowledged"; }
 };
@@ -79,6 +85,16 @@ std::shared_ptr<const RegressionsModel> build_regressions(App& app, uint64_t gen
 std::shared_ptr<const RegressionsModel> regressions_by(
     App& app, uint64_t gen, std::chrono::steady_clock::time_point deadline);
 nlohmann::json regressions_json(const RegressionsModel& m);
+// One alert as /api/v1/regressions lists it (and the series document's "alerts").
+nlohmann::json regression_alert_json(const RegressionAlert& a);
+// The alerts of one series' view (main branch, tpot_ms: what the regressions page lists), oldest
+// first, with their triage state; the ones seen for the first time are kept, as the page keeps
+// them.
+std::vector<RegressionAlert> series_alerts(App& app, const std::shared_ptr<const SeriesView>& v);
+// The series document's "alerts": series_alerts as regression_alert_json less the series'
+// own fields; empty for another metric or branch, which the regressions page does not watch.
+nlohmann::json series_alerts_json(App& app, uint64_t gen,
+                                  const std::shared_ptr<const SeriesView>& v);
 // The alert of one series (nullptr: none), for the overview's badges.
 const RegressionAlert* find_alert(const RegressionsModel& m, int64_t series_id);
 

@@ -34,10 +34,12 @@ int64_t query_int(Store& s, const char* sql);
 // Stores r as a runner would: begin, its cells one by one, then finish (unless `finish` is false).
 int64_t write_run(Store& s, const Run& r, bool finish = true);
 
-// Undoes schema steps 10 (accepted slowdowns) and 9 (A/B runs), for the tests that rebuild what
-// an older perfgate wrote: put it first in their SQL, then undo their own steps.
+// Undoes schema steps 11 (detected regressions), 10 (accepted slowdowns) and 9 (A/B runs), for the
+// tests that rebuild what an older perfgate wrote: put it first in their SQL, then undo their own
+// steps.
 inline constexpr const char* kUndoStepsSince9 =
-    "DROP TABLE acceptances; DROP INDEX runs_ab; ALTER TABLE runs DROP COLUMN ab_uuid; ALTER TABLE runs DROP COLUMN "
+    "DROP TABLE detected_regressions; DROP TABLE acceptances; DROP INDEX runs_ab; ALTER TABLE runs "
+    "DROP COLUMN ab_uuid; ALTER TABLE runs DROP COLUMN "
     "ab_side; "
     "ALTER TABLE runs DROP COLUMN ab_design; ALTER TABLE runs DROP COLUMN ab_seed; "
     "ALTER TABLE repetitions DROP COLUMN ab_position; ";

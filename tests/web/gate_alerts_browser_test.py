@@ -176,6 +176,35 @@ def main():
             href = page.locator("#regressions tbody tr a[href^='/series/']").first.get_attribute("href")
             check("?at=" in href, f"regressions: a series alert links to its commit's window ({href})")
 
+            # --- acknowledging a series alert shows where it matters: the series page's alerts
+            # table and chart, its API document and the overview's badge.
+            row = page.locator(f"#regressions tbody tr[data-series='{sid}'][data-state=open]")
+            check(row.count() == 1, f"regressions: {row.count()} open alert of series {sid}")
+            row.first.locator("input[name=reason]").fill("the new tokenizer, tracked in #12")
+            row.first.locator("button[data-action=acknowledge]").click()
+            page.wait_for_selector(
+                f"#regressions tr[data-series='{sid}'][data-state=acknowledged]", timeout=10000)
+            doc = get_json(base, f"/api/v1/series/{sid}")
+            mine = [a for a in doc.get("alerts", []) if a["commit"] == bad]
+            check(len(mine) == 1 and mine[0]["state"] == "acknowledged"
+                  and mine[0]["events"][-1]["author"] == "gate.tester",
+                  f"API: the series document carries its acknowledged alert ({mine})")
+            page.goto(f"{base}/series/{sid}")
+            page.wait_for_selector("body[data-chart-ready]", timeout=30000)
+            cell = page.locator(f"table.series-alerts tr[data-commit='{bad}']")
+            text = cell.inner_text() if cell.count() else ""
+            check("acknowledged" in text and "gate.tester" in text and "tokenizer" in text,
+                  f"series page: the alert's state, who and why ({text!r})")
+            notes = page.evaluate("document.getElementById('chart').layout.annotations"
+                                  ".map(a => [a.text, a.hovertext || ''])")
+            check(any(t == "alert: acknowledged" and "tokenizer" in h for t, h in notes),
+                  f"chart: the alert's state under its commit, the reason on hover ({notes[-3:]})")
+            ov = get_json(base, "/api/v1/overview")
+            shown = [s_ for g in ov.get("groups", []) for s_ in g.get("series", [])
+                     if s_.get("id") == sid]
+            check(shown and shown[0].get("shown_status") == "acknowledged",
+                  f"overview: the series' badge says acknowledged ({shown[:1]})")
+
             # --- the blind-gate box: shown when the MDE exceeds the min effect, only then.
             page.goto(f"{base}/compare?base={points[1]['commit']}&head={points[2]['commit']}"
                       "&min_effect=0.001")

@@ -185,6 +185,19 @@
                                 size: 15, color: kind === "regression" ? BAD : GOOD,
                                 line: { width: 1, color: DARK ? "#111418" : "#fff" } } });
       });
+      // Each alert's triage state under its first bad commit, with who and why on hover.
+      (s.alerts || []).forEach(function (a) {
+        const i = s.points.findIndex(function (p) { return p.commit === a.commit; });
+        if (i < 0) return;
+        const last = a.events.length ? a.events[a.events.length - 1] : null;
+        const why = a.fixed_by ? "detected: back to its old level from " + a.fixed_by.slice(0, 10)
+          : last ? last.author + (last.reason ? ": " + last.reason : "") : "not triaged yet";
+        const open = a.state === "open" || a.state === "acknowledged";
+        annotations.push({ x: x[i], xref: "x", y: med[i], yref: "y", ax: 0, ay: 30,
+                           showarrow: true, arrowhead: 0, arrowcolor: open ? BAD : NEUTRAL,
+                           font: { size: 11, color: open ? BAD : NEUTRAL },
+                           text: "alert: " + esc(a.state), hovertext: esc(a.state + " — " + why) });
+      });
       s.change_points.forEach(function (c, ci) {
         const xi = s.x[c.index];
         const bad = c.direction === "regression";
