@@ -27,12 +27,12 @@ std::optional<int> int_param(const httplib::Request& req, const char* name) {
   return static_cast<int>(*id);
 }
 
+}  // namespace
+
 std::string group_device(const SeriesInfo& s) {
   auto it = s.env.find("device");
   return it != s.env.end() && !it->second.empty() ? it->second : s.key.device;
 }
-
-}  // namespace
 
 int64_t time_key(const std::string& iso) {
   int64_t t = 0;

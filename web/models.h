@@ -80,6 +80,8 @@ Metric metric_param(const httplib::Request& req);  // ?metric=, tpot_ms by defau
 // "x" (each point's position on the axis), "name", "env_text"]}
 nlohmann::json trend_json(const TrendModel& m);
 std::string series_name(const SeriesInfo& s);
+// The device a series ran on as people name it: the environment's device name, else the key's.
+std::string group_device(const SeriesInfo& s);
 // The series still being computed, as the partial answers list them: id, key, environment.
 nlohmann::json computing_json(const std::vector<SeriesInfo>& series);
 std::string env_text(const Environment& env);

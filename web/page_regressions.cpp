@@ -3,6 +3,7 @@
 // /api/v1/regressions with a credential that may triage).
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "core/cell_label.h"
 #include "web/html.h"
@@ -97,6 +98,84 @@ std::string gate_row(const GateAlert& a, const std::string& repo_url) {
   return h + state_and_triage(a.state, e ? e->author : "", e ? e->at : "", reason) + "</tr>";
 }
 
+// One group: its first bad commit, how many alerts name it, its worst and typical size, where it
+// was seen, its age and state, and the triage of every member at once.
+std::string group_row(const AlertGroup& g, const RegressionsModel& m, const std::string& repo_url) {
+  std::vector<std::string> branches = g.refs;
+  if (!g.alerts.empty()) branches.push_back(m.branch.empty() ? "(any)" : m.branch);
+  auto joined = [](const std::vector<std::string>& v, const char* sep) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+    return out;
+  };
+  const size_t cells = g.alerts.size() + g.gate_alerts.size();
+  std::string h = "<tr data-group=\"" + html_escape(g.commit) + "\" data-state=\"" +
+                  html_escape(g.state) + "\" data-worst=\"" + fmt_num(g.worst) +
+                  "\" data-cells=\"" + std::to_string(cells) + "\" data-time=\"" +
+                  html_escape(g.time) + "\" data-devices=\"" + html_escape(joined(g.devices, "|")) +
+                  "\" data-branches=\"" + html_escape(joined(branches, "|")) + "\">";
+  h += "<td><input type=\"checkbox\" class=\"pick\" aria-label=\"select this group\"></td>";
+  h += "<td>" + commit_html(g.commit, repo_url) + " <span class=\"muted wrap\">" +
+       html_escape(g.subject) + "</span></td>";
+  std::string members;
+  if (!g.alerts.empty()) members = std::to_string(g.alerts.size()) + " series";
+  if (!g.gate_alerts.empty())
+    members += (members.empty() ? "" : " · ") + std::to_string(g.gate_alerts.size()) +
+               (g.gate_alerts.size() == 1 ? " gate" : " gates");
+  h += "<td class=\"num\">" + members + "</td>";
+  h += "<td class=\"num\"><span class=\"change regression\">" + fmt_change(g.worst) +
+       "</span></td><td class=\"num\">" + fmt_change(g.typical) + "</td>";
+  h += "<td class=\"small wrap\">" + html_escape(joined(g.devices, ", ")) +
+       (g.refs.empty()
+            ? ""
+            : "<br><span class=\"muted mono\">" + html_escape(joined(g.refs, ", ")) + "</span>") +
+       "</td>";
+  h += "<td class=\"small\">" +
+       (g.alerts.empty() ? "" : std::to_string(g.commits_since) + " commits ago<br>") +
+       "<span class=\"muted\">" + html_escape(g.time) + "</span></td>";
+  return h + state_and_triage(g.state, "", "", "") + "</tr>";
+}
+
+// The filters and sort of the groups table (applied in the page by triage.js, kept in the URL's
+// hash) and the bulk bar for the groups selected.
+std::string group_controls(const RegressionsModel& m) {
+  std::set<std::string> devices, branches;
+  for (const AlertGroup& g : m.groups) {
+    devices.insert(g.devices.begin(), g.devices.end());
+    branches.insert(g.refs.begin(), g.refs.end());
+    if (!g.alerts.empty()) branches.insert(m.branch.empty() ? "(any)" : m.branch);
+  }
+  auto options = [](const std::set<std::string>& values) {
+    std::string h = "<option value=\"\" selected>any</option>";
+    for (const auto& v : values)
+      h += "<option value=\"" + html_escape(v) + "\">" + html_escape(v) + "</option>";
+    return h;
+  };
+  std::string h =
+      "<form class=\"controls\" id=\"group-controls\"><label>state <select name=\"state\" "
+      "data-default=\"open\"><option value=\"open\" selected>open</option><option "
+      "value=\"closed\">closed</option><option value=\"all\">all</option></select></label> "
+      "<label>device <select name=\"device\" data-default=\"\">" +
+      options(devices) + "</select></label> <label>branch <select name=\"branch\" " +
+      "data-default=\"\">" + options(branches) +
+      "</select></label> <label>at least <input name=\"min_size\" type=\"number\" min=\"0\" "
+      "step=\"any\" size=\"4\" data-default=\"\">%</label> <label>at least <input "
+      "name=\"min_cells\" type=\"number\" min=\"0\" step=\"1\" size=\"4\" data-default=\"\"> "
+      "alerts</label> <label>sort <select name=\"sort\" data-default=\"worst\"><option "
+      "value=\"worst\" selected>largest first</option><option value=\"cells\">most alerts "
+      "first</option><option value=\"age\">newest first</option></select></label> <span "
+      "class=\"muted\" id=\"groups-shown\"></span></form>";
+  h +=
+      "<div class=\"controls\" id=\"bulk-bar\"><input type=\"text\" id=\"bulk-reason\" "
+      "placeholder=\"reason\" aria-label=\"reason for the selected groups\"> <button "
+      "type=\"button\" class=\"secondary\" data-bulk=\"acknowledge\">Acknowledge selected</button> "
+      "<button type=\"button\" class=\"secondary\" data-bulk=\"dismiss\">Dismiss "
+      "selected…</button> "
+      "<button type=\"button\" class=\"secondary\" data-bulk=\"fix\">Mark selected fixed</button>"
+      "</div>";
+  return h;
+}
+
 }  // namespace
 
 std::string triage_auth_form() {
@@ -118,14 +197,31 @@ std::string render_regressions_page(const RegressionsModel& m, const std::string
     h += computing_card(m.computing,
                         "Whether they stand in a regression is not known yet; the list and the "
                         "counts below cover the series already computed.");
-  h += "<p class=\"muted\">A series is listed while it stands in a regression: its latest "
-       "flagged change point is a slowdown (of at least the gate's min effect), or the gate finds "
-       "its last commit slower than the one before. It stays open until someone dismisses it with "
-       "a reason or marks it fixed; a later regression at another commit opens a new one. Triage "
-       "needs a credential that may triage: a token from <code>perfgate token add NAME --role "
-       "triage</code> (kept for this tab only), or your login when the server sits behind your "
-       "SSO proxy. Each event is recorded under the credential's name.</p>";
+  h +=
+      "<p class=\"muted\">A series' alert opens when a flagged change point is a slowdown (of "
+      "at least the gate's min effect), or the gate finds its last commit slower than the one "
+      "before. It stays open until someone acknowledges, dismisses (with a reason) or fixes it, or "
+      "the series returns to its old level (fixed, detected); a regression at another commit opens "
+      "a new one. Alerts with the same first bad commit form one group, triaged with one click. "
+      "Triage "
+      "needs a credential that may triage: a token from <code>perfgate token add NAME --role "
+      "triage</code> (kept for this tab only), or your login when the server sits behind your "
+      "SSO proxy. Each event is recorded under the credential's name.</p>";
   h += triage_auth_form();
+  if (!m.groups.empty()) {
+    h += "<h2>By first bad commit</h2><p class=\"muted\">Every alert below, series and gates "
+         "alike, grouped by the commit it names: one cause, one row. A group's buttons act on each "
+         "of its alerts that the action applies to (acknowledge the open ones, dismiss or fix the "
+         "open and acknowledged ones, reopen the closed ones), one event each under the "
+         "credential's name.</p>";
+    h += group_controls(m);
+    h += "<div class=\"card scroll\"><table id=\"alert-groups\" class=\"triage-table\"><thead><tr>"
+         "<th></th><th>first bad commit</th><th class=\"num\">alerts</th><th "
+         "class=\"num\">worst</th><th class=\"num\">typical</th><th>where</th><th>age</th>"
+         "<th>state</th><th>triage</th></tr></thead><tbody>";
+    for (const AlertGroup& g : m.groups) h += group_row(g, m, repo_url);
+    h += "</tbody></table></div><h2>Series</h2>";
+  }
   if (m.alerts.empty() && !m.complete()) {
     h += "<div class=\"card\">No regressions among the series computed so far.</div>";
   } else if (m.alerts.empty()) {

@@ -1,5 +1,7 @@
 // Regressions as alerts: the list (page and JSON) and the triage writes, which need a credential
 // that may triage (web/auth.h); each event records who that credential is.
+#include <algorithm>
+
 #include "web/auth.h"
 #include "web/http_util.h"
 #include "web/pages.h"
@@ -97,6 +99,58 @@ void register_triage_routes(httplib::Server& http, App& app) {
               j["commit"] = e.commit;
               send_json(req, res, 201, j);
             }));
+
+  // {"commits": [SHA, ...], "action", "reason"}: the action on every member of each named alert
+  // group that takes it (bulk_action_applies), series and gates alike, as one event each.
+  http.Post(
+      "/api/v1/regression-groups", guarded([&app](const Req& req, Res& res) {
+        const Identity who = require(app, req, res, Permission::triage);
+        nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+        if (body.is_discarded() || !body.is_object())
+          throw HttpError(400, "request body: a JSON object is required");
+        const std::string action = required_string(body, "action", 16);
+        const std::string reason =
+            body.contains("reason") ? required_string(body, "reason", 2000) : "";
+        if (action == "dismiss" && reason.empty())
+          throw HttpError(400, "request body: dismissing needs a 'reason'");
+        if (!body.contains("commits") || !body["commits"].is_array() || body["commits"].empty() ||
+            body["commits"].size() > 10000)
+          throw HttpError(400, "request body: 'commits' must be a list of 1 to 10000 SHAs");
+        auto m = build_regressions(app, app.generation());
+        std::vector<const AlertGroup*> groups;
+        for (const auto& c : body["commits"]) {
+          if (!c.is_string()) throw HttpError(400, "request body: 'commits' holds SHAs");
+          auto it = std::find_if(m->groups.begin(), m->groups.end(),
+                                 [&](const AlertGroup& g) { return g.commit == c; });
+          if (it == m->groups.end())
+            throw HttpError(
+                404, "no alert group has first bad commit " + c.get<std::string>().substr(0, 40));
+          groups.push_back(&*it);
+        }
+        nlohmann::json done = nlohmann::json::array();
+        size_t events = 0;
+        for (const AlertGroup* g : groups) {
+          size_t n = 0;
+          for (size_t i : g->alerts) {
+            const RegressionAlert& a = m->alerts[i];
+            if (!bulk_action_applies(action, a.state)) continue;
+            app.store().add_regression_event(a.view->info.id, metric_info(a.view->metric).name,
+                                             a.commit, action, reason, who.name, who.via);
+            ++n;
+          }
+          for (size_t i : g->gate_alerts) {
+            const GateAlert& a = m->gate_alerts[i];
+            if (!bulk_action_applies(action, a.state)) continue;
+            app.store().add_gate_event(a.gate.id, action, reason, who.name, who.via);
+            ++n;
+          }
+          done.push_back({{"commit", g->commit}, {"events", n}});
+          events += n;
+        }
+        if (events) app.note_write();
+        send_json(req, res, 201,
+                  {{"action", action}, {"events", events}, {"groups", done}, {"author", who.name}});
+      }));
 }
 
 }  // namespace pg::web

@@ -124,6 +124,7 @@ std::shared_ptr<RegressionsModel> regressions_of(
            std::make_tuple(!y.is_open(), -std::fabs(y.regression.relative));
   });
   add_gate_alerts(app.store(), *m);
+  m->groups = alert_groups(*m);
   return m;
 }
 
@@ -199,6 +200,7 @@ nlohmann::json regressions_json(const RegressionsModel& m) {
           {"closed", m.closed},
           {"regressions", list},
           {"gate_regressions", gate_alerts_json(m)},
+          {"groups", alert_groups_json(m)},
           {"complete", m.complete()},
           {"computing", computing_json(m.computing)}};
 }

@@ -47,9 +47,27 @@ struct GateAlert {
   bool is_open() const { return state == "open" || state == "acknowledged"; }
 };
 
+// Every alert that names one first bad commit, series and gates alike: one cause, one row.
+struct AlertGroup {
+  std::string commit, subject,
+      time;                         // the first bad commit (subject and time when a series has it)
+  std::vector<size_t> alerts;       // indices into RegressionsModel::alerts
+  std::vector<size_t> gate_alerts;  // and into RegressionsModel::gate_alerts
+  double worst = 0;                 // the largest slowdown among the members
+  double typical = 0;               // the members' median slowdown
+  // open: a member is open and not acknowledged; acknowledged: every open member is; else the
+  // members' one closed state (dismissed, fixed, superseded), or "closed" when they differ.
+  std::string state;
+  std::vector<std::string> devices;  // of the series members, sorted
+  std::vector<std::string> refs;     // of the gate members, sorted; the series' are the main branch
+  size_t commits_since = 0;          // the most among the series members
+  bool is_open() const { return state == "open" || state == "acknowledged"; }
+};
+
 struct RegressionsModel {
   std::vector<RegressionAlert> alerts;  // largest open first, then the closed ones
   std::vector<GateAlert> gate_alerts;   // open first, newest first
+  std::vector<AlertGroup> groups;       // open first, then by size (alert_groups)
   size_t open = 0, acknowledged = 0, closed = 0;
   std::string branch;
   // Series whose views are still being computed (regressions_by): not in `alerts` or the counts.
@@ -77,6 +95,13 @@ std::string triage_state(const std::string& last_action);
 // The gate alerts of the stored gate results, counted into m's open / acknowledged / closed.
 void add_gate_alerts(Store& store, RegressionsModel& m);
 nlohmann::json gate_alerts_json(const RegressionsModel& m);
+
+// The model's alerts grouped by first bad commit (triage_groups.cpp).
+std::vector<AlertGroup> alert_groups(const RegressionsModel& m);
+nlohmann::json alert_groups_json(const RegressionsModel& m);
+// Whether a member in `state` takes `action` in a bulk action on its group: acknowledge the open
+// ones, dismiss or fix the open and acknowledged ones, reopen the closed ones.
+bool bulk_action_applies(const std::string& action, const std::string& state);
 
 // Every series' views computed first (and the model kept for `gen`).
 std::shared_ptr<const RegressionsModel> build_regressions(App& app, uint64_t gen);

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Browser test of alert groups: Debian's chromium driven by playwright against a real `perfgate
+serve` on loopback.
+
+One commit slows 120 series (3 models x 5 batch sizes x 8 prompt lengths, two runs a commit) and a
+stored gate of a pull request: the regressions page shows them as one group of 121 alerts, its
+worst and typical size, filters that hide and show it (state, device, branch, size, count) kept
+in the URL, and one click acknowledges every member, each stored under the SSO proxy's user;
+selecting the group and "Mark selected fixed" closes them all; reopen brings them back. No page
+may log a console error.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+from playwright.sync_api import sync_playwright
+
+from browser_checks import FAILURES, check, get_json
+from serve_process import start_server
+
+USER = "sheriff.on.duty"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--perfgate", required=True)
+    ap.add_argument("--seed", required=True, help="web_seed binary")
+    ap.add_argument("--out", required=True, help="directory for screenshots")
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    tmp = tempfile.mkdtemp(prefix="perfgate-groups-browser-")
+    db = os.path.join(tmp, "groups.db")
+    subprocess.run([args.seed, "--db", db, "--commits", "12", "--step-at", "6", "--envs", "1",
+                    "--models", "tiny,small,medium", "--batch-sizes", "1,2,4,8,16",
+                    "--seq-lens", "16,32,64,128,256,512,1024,2048", "--gen-tokens", "8", "--reps", "5",
+                    "--runs-per-commit", "2"], check=True, stdout=subprocess.DEVNULL)
+    server, port = start_server(args.perfgate, db, os.path.join(tmp, "serve.log"),
+                                ["--auth-header", "X-Forwarded-User", "--trusted-proxy", "127.0.0.1"])
+    base = f"http://127.0.0.1:{port}"
+    try:
+        doc = get_json(base, "/api/v1/regressions")
+        check(doc["complete"] and len(doc["regressions"]) == 120,
+              f"API: 120 series alerts ({len(doc['regressions'])})")
+        bad = doc["regressions"][0]["commit"]
+        good = doc["regressions"][0]["parent"]
+        gate = subprocess.run([args.perfgate, "compare", "--db", db, "--base", good, "--head", bad,
+                               "--record", "--ref", "refs/pull/7/merge", "--submitted-by", "Gate Bot",
+                               "--min-effect", "0.1"], capture_output=True, text=True)
+        check(gate.returncode == 1, f"compare --record: exit {gate.returncode} (regression)")
+        groups = get_json(base, "/api/v1/regressions")["groups"]
+        check(len(groups) == 1 and groups[0]["commit"] == bad and groups[0]["cells"] == 121
+              and len(groups[0]["series"]) == 120 and len(groups[0]["gates"]) == 1,
+              f"API: one group of 120 series and the gate ({[(g['commit'][:8], g['cells']) for g in groups]})")
+        check(groups and groups[0]["state"] == "open" and 0.2 < groups[0]["typical"] <= groups[0]["worst"],
+              f"API: the group is open, typical <= worst ({groups[:1] and (groups[0]['typical'], groups[0]['worst'])})")
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=args.chromium, headless=True,
+                                        args=["--no-sandbox", "--disable-gpu"])
+            errors = []
+            page = browser.new_context(viewport={"width": 1440, "height": 900},
+                                       extra_http_headers={"X-Forwarded-User": USER}).new_page()
+            page.on("console", lambda m: errors.append(f"{page.url}: {m.text}")
+                    if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+
+            page.goto(base + "/regressions")
+            page.locator("#triage-who", has_text=USER).wait_for(timeout=10000)
+            rows = page.locator("#alert-groups tbody tr")
+            check(rows.count() == 1, f"page: one group row ({rows.count()})")
+            text = rows.first.inner_text()
+            check("120 series · 1 gate" in text and bad[:10] in text,
+                  f"group row: its first bad commit and members ({text[:120]!r})")
+            check("refs/pull/7/merge" in text, "group row: the gate's ref")
+            page.screenshot(path=os.path.join(args.out, "alert-groups.png"), full_page=False)
+
+            # Filters hide and show it; they are kept in the URL.
+            def shown():
+                return page.locator("#alert-groups tbody tr:not([hidden])").count()
+            page.fill("#group-controls input[name=min_cells]", "200")
+            check(shown() == 0, "filter: at least 200 alerts hides the group of 121")
+            check("min_cells=200" in page.url, f"filter: kept in the URL ({page.url})")
+            page.goto(page.url)  # a link to the filtered page
+            page.locator("#triage-who", has_text=USER).wait_for(timeout=10000)
+            check(shown() == 0 and page.input_value("#group-controls input[name=min_cells]") == "200",
+                  "filter: the link keeps it")
+            page.fill("#group-controls input[name=min_cells]", "")
+            page.fill("#group-controls input[name=min_size]", "90")
+            check(shown() == 0, "filter: at least 90% hides a 30% group")
+            page.fill("#group-controls input[name=min_size]", "20")
+            check(shown() == 1, "filter: at least 20% shows it")
+            page.select_option("#group-controls select[name=branch]", "refs/pull/7/merge")
+            check(shown() == 1, "filter: the gate's ref shows it")
+            page.select_option("#group-controls select[name=branch]", "")
+            page.select_option("#group-controls select[name=state]", "closed")
+            check(shown() == 0, "filter: closed hides an open group")
+            page.select_option("#group-controls select[name=state]", "open")
+
+            # One click acknowledges all 121.
+            page.locator("#alert-groups tbody tr button[data-action=acknowledge]").click()
+            page.wait_for_selector("#alert-groups tr[data-state=acknowledged]", timeout=20000)
+            doc = get_json(base, "/api/v1/regressions")
+            acked = [a for a in doc["regressions"] if a["state"] == "acknowledged"]
+            check(len(acked) == 120 and all(a["events"][-1]["author"] == USER for a in acked),
+                  f"one click: 120 series alerts acknowledged as {USER} ({len(acked)})")
+            check(doc["gate_regressions"][0]["state"] == "acknowledged",
+                  "one click: the gate's alert too")
+
+            # A selection and the bulk bar.
+            page.locator("#alert-groups tbody tr input.pick").check()
+            page.click("#bulk-bar button[data-bulk=fix]")
+            page.wait_for_selector("#alert-groups tr[data-state=fixed]", state="attached",
+                                   timeout=20000)
+            doc = get_json(base, "/api/v1/regressions")
+            check(doc["open"] == 0 and doc["acknowledged"] == 0 and doc["closed"] == 121,
+                  f"bulk bar: every member fixed ({doc['open']}, {doc['acknowledged']}, {doc['closed']})")
+            page.select_option("#group-controls select[name=state]", "closed")
+            page.locator("#alert-groups tbody tr button[data-action=reopen]").click()
+            page.wait_for_selector("#alert-groups tr[data-state=open]", state="attached",
+                                   timeout=20000)
+            check(get_json(base, "/api/v1/regressions")["groups"][0]["state"] == "open",
+                  "reopen: the group is open again")
+            check(not errors, f"no console errors ({errors[:3]})")
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print(f"{len(FAILURES)} failures")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
