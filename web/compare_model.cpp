@@ -9,6 +9,7 @@
 #include "app/compare.h"
 #include "web/http_util.h"
 #include "web/models.h"
+#include "web/triage.h"
 
 namespace pg::web {
 
@@ -90,6 +91,55 @@ double number_param(const httplib::Request& req, const char* name, double dflt) 
 
 }  // namespace
 
+namespace {
+
+// How many commits the compare page's small trends show on each side of base and head.
+constexpr size_t kAround = 4;
+
+// The regressed cells' trends and alerts (CompareView::regressed). Alerts are those of the
+// regressions page: the main branch's tpot_ms series.
+void add_regressed_cells(App& app, uint64_t gen, CompareView& v) {
+  for (size_t i = 0; i < v.result.cells.size(); ++i) {
+    const CellComparison& c = v.result.cells[i];
+    if (c.verdict != CellVerdict::regression || !v.series_ids[i]) continue;
+    CompareView::RegressedCell rc;
+    rc.cell = i;
+    const Metric metric = parse_metric(c.metric).value_or(Metric::tpot_ms);
+    auto view = app.series_view(v.series_ids[i], metric, gen);
+    if (!view) continue;
+    std::optional<size_t> b, h;
+    for (size_t p = 0; p < view->points.size(); ++p) {
+      if (view->points[p].commit == v.result.base) b = p;
+      if (view->points[p].commit == v.result.head) h = p;
+    }
+    if (b || h) {
+      const size_t lo = std::min(b.value_or(*h), h.value_or(*b));
+      const size_t hi = std::max(b.value_or(*h), h.value_or(*b));
+      const size_t from = lo > kAround ? lo - kAround : 0;
+      const size_t to = std::min(view->points.size(), hi + kAround + 1);
+      for (size_t p = from; p < to; ++p) rc.medians.push_back(view->points[p].median);
+      if (b) rc.base_at = *b - from;
+      if (h) rc.head_at = *h - from;
+      if (metric == Metric::tpot_ms)
+        for (const RegressionAlert& a : series_alerts(app, view)) {
+          const size_t at = a.regression.index;
+          if (h && at <= *h && (!b || at > *b)) {
+            rc.alert_commit = a.commit;
+            rc.alert_state = a.state;
+            if (!a.events.empty()) {
+              rc.alert_author = a.events.back().author;
+              rc.alert_at = a.events.back().at;
+              rc.alert_reason = a.events.back().reason;
+            }
+          }
+        }
+    }
+    v.regressed.push_back(std::move(rc));
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Request& req,
                                                  const std::string& base, const std::string& head,
                                                  uint64_t gen) {
@@ -163,6 +213,11 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     const Environment head_env = head_runs.empty() ? Environment{} : head_runs.front().env;
     for (const auto& c : v->result.cells)
       v->series_ids.push_back(s.find_series(c.key, head_env).value_or(0));
+    add_regressed_cells(app, gen, *v);
+    for (const auto& e : commit_catalog(app, gen)->commits) {
+      if (e.sha == base_sha) v->base_subject = e.subject;
+      if (e.sha == head_sha) v->head_subject = e.subject;
+    }
     std::ostringstream out;
     GateJsonReporter{}.report(v->result, v->info, out);
     v->json = std::make_shared<const CachedBody>(out.str(), kJsonType);

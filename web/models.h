@@ -118,6 +118,17 @@ struct CompareView {
   // The acceptances of the stored gate's ref (none without one): the page judges the pair as the
   // next gate of that ref would, with those in force (app/acceptance.h).
   std::vector<Store::Acceptance> acceptances;
+  std::string base_subject, head_subject;  // as stored with the runs (empty when none was)
+  // Each regressed cell's trend around the two commits, and its alert there, for the page's
+  // triage: the series' medians from a few commits before base to a few after head.
+  struct RegressedCell {
+    size_t cell = 0;  // index into result.cells
+    std::vector<double> medians;
+    std::optional<size_t> base_at, head_at;  // in medians, when the trend holds the commit
+    // The series' alert between base (excluded) and head, when it has one (web/triage.h).
+    std::string alert_commit, alert_state, alert_author, alert_at, alert_reason;
+  };
+  std::vector<RegressedCell> regressed;
 };
 // base/head as a client spelled them: a stored SHA or unique prefix, or a stored branch name.
 // 400 malformed or ambiguous, 404 unknown. ?device=NAME (web only) keeps the runs measured on that

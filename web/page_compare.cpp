@@ -89,16 +89,10 @@ std::string render_compare_form(const CommitCatalog& catalog, const std::string&
 
 namespace {
 
-std::string pct(double rel) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * rel);
-  return buf;
-}
-
 // "+30.2% (+28.1 … +32.4)": the change and its interval in one unit.
 std::string change_text(const CellComparison& c) {
   if (!c.ratio) return "";
-  std::string t = pct(*c.ratio - 1.0);
+  std::string t = fmt_change(*c.ratio - 1.0);
   if (c.ci_low && c.ci_high) {
     char buf[64];
     std::snprintf(buf, sizeof buf, " <span class=\"muted small ci\">[%+.1f, %+.1f]</span>",
@@ -112,7 +106,7 @@ std::string change_text(const CellComparison& c) {
 // the verdict, and plainly when a pass could hide a slowdown of the gate's own min effect.
 std::string power_text(const GateResult& r) {
   const auto pct_or = [&r](const std::optional<double>& v) {
-    return v ? pct(*v)
+    return v ? fmt_change(*v)
              : std::string(r.drift_estimated ? "none (too few repetitions)"
                                              : "none (one run a side: no run-level variance)");
   };
@@ -138,7 +132,7 @@ std::string power_text(const GateResult& r) {
         h += "<li>" +
              html_escape(c.key.model + " · " + cell_label(c.key, false) + metric_suffix(c)) +
              " <span class=\"muted small\">(" +
-             (c.mde ? "MDE " + pct(*c.mde) + " &gt; " +
+             (c.mde ? "MDE " + fmt_change(*c.mde) + " &gt; " +
                           pct_setting(r.options.min_effect_for(c.metric))
                     : std::string(c.test == "mann-whitney" ? "no MDE: one run a side"
                                                            : "no MDE: too few repetitions")) +
@@ -182,7 +176,7 @@ std::string power_text(const GateResult& r) {
 // The cell's MDE, flagged when above the min effect, with the variance behind it on hover.
 std::string mde_cell(const CellComparison& c, double min_effect) {
   std::string title = "CI method: " + (c.ci_method.empty() ? std::string("-") : c.ci_method);
-  if (c.runs_ratio) title += " · run-level ratio " + pct(*c.runs_ratio - 1.0);
+  if (c.runs_ratio) title += " · run-level ratio " + fmt_change(*c.runs_ratio - 1.0);
   char buf[96];
   if (c.run_sd) {
     std::snprintf(buf, sizeof buf, " · sd between runs %.2f%%", 100.0 * *c.run_sd);
@@ -193,7 +187,7 @@ std::string mde_cell(const CellComparison& c, double min_effect) {
     title += buf;
   }
   const bool blind = c.mde && *c.mde > min_effect;
-  std::string text = c.mde ? pct(*c.mde) : "–";
+  std::string text = c.mde ? fmt_change(*c.mde) : "–";
   if (blind)
     text = "<span class=\"blind-cell\" title=\"above the min effect\">⚠ " + text + "</span>";
   std::optional<double> v;
@@ -268,7 +262,7 @@ std::string answer(const CompareView& v, const CommitCatalog& catalog) {
     h += "; worst <b>" +
          html_escape(worst->key.model + " · " + cell_label(worst->key, false) +
                      metric_suffix(*worst)) +
-         "</b> <span class=\"change regression\">" + pct(*worst->ratio - 1.0) + "</span>";
+         "</b> <span class=\"change regression\">" + fmt_change(*worst->ratio - 1.0) + "</span>";
   h += "</span></div><p class=\"muted small\">";
   bool first = true;
   for (const auto& [name, n] : counts) {
@@ -320,6 +314,17 @@ std::string answer(const CompareView& v, const CommitCatalog& catalog) {
   return h + "</div>";
 }
 
+// Base and head with their subjects and links, under the heading.
+std::string commit_subjects(const CompareView& v) {
+  auto line = [&](const char* side, const std::string& sha, const std::string& subject) {
+    return std::string("<li><span class=\"muted\">") + side + "</span> " +
+           commit_html(sha, v.repo_url) + " " + html_escape(subject) + "</li>";
+  };
+  return "<ul class=\"commits card\" id=\"commit-subjects\">" +
+         line("base", v.result.base, v.base_subject) + line("head", v.result.head, v.head_subject) +
+         "</ul>";
+}
+
 std::string run_links(const std::vector<int64_t>& ids) {
   std::string h;
   for (int64_t id : ids)
@@ -330,13 +335,15 @@ std::string run_links(const std::vector<int64_t>& ids) {
 }  // namespace
 
 std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog,
-                                const std::string& device) {
+                                const std::string& device, int64_t from_series) {
   const GateResult& r = v.result;
   std::string h = "<h1>Compare <span class=\"mono\">" + html_escape(r.base.substr(0, 10)) +
                   "</span> → <span class=\"mono\">" + html_escape(r.head.substr(0, 10)) +
                   "</span></h1>";
+  h += commit_subjects(v);
   h += answer(v, catalog);
-  h += stored_gate_box(v);
+  const std::string gate_box = stored_gate_box(v);
+  h += gate_box;
   h +=
       "<div class=\"card scroll\"><table id=\"compare-table\" class=\"sortable\"><thead><tr>"
       "<th>cell</th><th class=\"hide-narrow\">device</th>"
@@ -351,7 +358,9 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
     const std::string label = html_escape(k.model + " · " + cell_label(k, false));
     // The metric on a line of its own, so that it adds no width to the table.
     const std::string metric = metric_suffix(c);
-    h += "<tr><td class=\"cellname\" data-v=\"" + label + html_escape(metric) + "\">" +
+    // The cell the reader came from (a trend's or an alert's link), marked and scrolled to.
+    h += std::string(sid && sid == from_series ? "<tr class=\"from\" data-from>" : "<tr>") +
+         "<td class=\"cellname\" data-v=\"" + label + html_escape(metric) + "\">" +
          (sid ? "<a href=\"/series/" + std::to_string(sid) + "\" title=\"trend of this cell\">" +
                     label + "</a>"
               : label) +
@@ -375,6 +384,8 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
   }
   h += "</tbody></table></div>";
   h += render_compare_explanations(v);
+  // One triage form a page: the stored gate's accept box brings it when there is one.
+  h += render_regressed_cells(v, gate_box.find("id=\"triage-auth\"") == std::string::npos);
   h += "<details class=\"card\"><summary>Other revisions</summary>" +
        compare_form(catalog, v.info.base_spelled, v.info.head_spelled, device) + "</details>";
   const std::string q = "?base=" + url_encode(v.info.base_spelled) +

@@ -61,7 +61,7 @@ std::string compare_href(const std::string& base, const std::string& head, const
   std::string href = "/compare?base=" + url_encode(base) + "&head=" + url_encode(head);
   auto it = s.env.find("device");
   if (it != s.env.end() && !it->second.empty()) href += "&device=" + url_encode(it->second);
-  return href;
+  return href + "&series=" + std::to_string(s.id);  // the row the page highlights
 }
 
 std::string pct_setting(double v, bool percent) {
@@ -97,12 +97,9 @@ std::vector<bool> sets_scale(const std::vector<double>& y) {
 
 }  // namespace
 
-std::string sparkline_svg(const SeriesView& v, size_t max_points) {
-  const size_t n = v.points.size();
-  if (n == 0) return "<span class=\"muted\">no data</span>";
-  const size_t from = n > max_points ? n - max_points : 0;
-  std::vector<double> y;
-  for (size_t i = from; i < n; ++i) y.push_back(v.points[i].median);
+std::string sparkline_svg(const std::vector<double>& y, const std::vector<SparkMark>& marks,
+                          const std::string& label) {
+  if (y.empty()) return "<span class=\"muted\">no data</span>";
   const std::vector<bool> keep = sets_scale(y);
   double lo = INFINITY, hi = -INFINITY;
   for (size_t i = 0; i < y.size(); ++i)
@@ -120,36 +117,43 @@ std::string sparkline_svg(const SeriesView& v, size_t max_points) {
   }
   const double w = 100, hgt = 24, pad = 3;
   const double span = hi > lo ? hi - lo : 1;
-  const size_t count = n - from;
-  auto px = [&](size_t i) {
-    return count == 1 ? w / 2 : (w - 2 * pad) * (i - from) / (count - 1) + pad;
-  };
+  const size_t count = y.size();
+  auto px = [&](size_t i) { return count == 1 ? w / 2 : (w - 2 * pad) * i / (count - 1) + pad; };
   // A single outlier is drawn at the edge it lies beyond (within the padding), marked.
-  auto py = [&](double y) {
-    const double t = hi > lo ? std::clamp((y - lo) / span, -0.1, 1.1) : 0.5;
+  auto py = [&](double v) {
+    const double t = hi > lo ? std::clamp((v - lo) / span, -0.1, 1.1) : 0.5;
     return pad + (hgt - 2 * pad) * (1 - t);
   };
-  std::string pts, marks;
-  char buf[96];
-  for (size_t i = from; i < n; ++i) {
-    std::snprintf(buf, sizeof buf, "%.2f,%.2f ", px(i), py(v.points[i].median));
+  std::string pts, dots;
+  char buf[128];
+  for (size_t i = 0; i < count; ++i) {
+    std::snprintf(buf, sizeof buf, "%.2f,%.2f ", px(i), py(y[i]));
     pts += buf;
-    if (!keep[i - from]) {
+    if (!keep[i]) {
       std::snprintf(buf, sizeof buf,
                     "<circle class=\"clipped\" cx=\"%.2f\" cy=\"%.2f\" r=\"1.8\"/>", px(i),
-                    py(v.points[i].median));
-      marks += buf;
+                    py(y[i]));
+      dots += buf;
     }
   }
-  std::string s =
-      "<svg class=\"spark\" viewBox=\"0 0 100 24\" preserveAspectRatio=\"none\" role=\"img\" "
-      "aria-label=\"last " +
-      std::to_string(count) + " commits\"><polyline points=\"" + pts + "\"/>" + marks;
-  std::snprintf(buf, sizeof buf, "<circle class=\"%s\" cx=\"%.2f\" cy=\"%.2f\" r=\"2.6\"/>",
-                v.status.c_str(), px(n - 1), py(v.points.back().median));
-  s += buf;
-  s += "</svg>";
-  return s;
+  for (const SparkMark& m : marks) {
+    if (m.index >= count) continue;
+    std::snprintf(buf, sizeof buf, "<circle class=\"%s\" cx=\"%.2f\" cy=\"%.2f\" r=\"2.6\"/>",
+                  m.css_class.c_str(), px(m.index), py(y[m.index]));
+    dots += buf;
+  }
+  return "<svg class=\"spark\" viewBox=\"0 0 100 24\" preserveAspectRatio=\"none\" role=\"img\" "
+         "aria-label=\"" +
+         html_escape(label) + "\"><polyline points=\"" + pts + "\"/>" + dots + "</svg>";
+}
+
+std::string sparkline_svg(const SeriesView& v, size_t max_points) {
+  const size_t n = v.points.size(), from = n > max_points ? n - max_points : 0;
+  std::vector<double> y;
+  for (size_t i = from; i < n; ++i) y.push_back(v.points[i].median);
+  if (y.empty()) return sparkline_svg(y, {}, "");
+  return sparkline_svg(y, {{y.size() - 1, v.status}},
+                       "last " + std::to_string(y.size()) + " commits");
 }
 
 }  // namespace pg::web

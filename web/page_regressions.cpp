@@ -12,8 +12,6 @@
 
 namespace pg::web {
 
-namespace {
-
 // The state badge with the latest event, and the triage buttons the state allows.
 std::string state_and_triage(const std::string& state, const std::string& author,
                              const std::string& at, const std::string& reason) {
@@ -39,6 +37,8 @@ std::string state_and_triage(const std::string& state, const std::string& author
   return h + "</td>";
 }
 
+namespace {
+
 std::string alert_row(const RegressionAlert& a, const std::string& repo_url) {
   const SeriesView& v = *a.view;
   const std::string id = std::to_string(v.info.id);
@@ -55,9 +55,10 @@ std::string alert_row(const RegressionAlert& a, const std::string& repo_url) {
     h += "<br><a class=\"small\" href=\"" + html_escape(compare_href(a.parent, a.commit, v.info)) +
          "\">compare with its parent</a>";
   h += "</td>";
-  h += "<td>" + std::to_string(a.commits_since) + " commit" + (a.commits_since == 1 ? "" : "s") +
-       " ago<br><span class=\"muted small\">" + html_escape(a.time) + "</span></td>";
-  h += "<td class=\"muted small\">" + html_escape(a.regression.source) + "</td>";
+  h += "<td class=\"hide-narrow\">" + std::to_string(a.commits_since) + " commit" +
+       (a.commits_since == 1 ? "" : "s") + " ago<br><span class=\"muted small\">" +
+       html_escape(a.time) + "</span></td>";
+  h += "<td class=\"muted small hide-narrow\">" + html_escape(a.regression.source) + "</td>";
   const auto* e = a.events.empty() ? nullptr : &a.events.back();
   if (!a.fixed_by_commit.empty())  // nobody acted: say what closed it
     return h +
@@ -124,13 +125,13 @@ std::string group_row(const AlertGroup& g, const RegressionsModel& m, const std:
                (g.gate_alerts.size() == 1 ? " gate" : " gates");
   h += "<td class=\"num\">" + members + "</td>";
   h += "<td class=\"num\"><span class=\"change regression\">" + fmt_change(g.worst) +
-       "</span></td><td class=\"num\">" + fmt_change(g.typical) + "</td>";
-  h += "<td class=\"small wrap\">" + html_escape(joined(g.devices, ", ")) +
+       "</span></td><td class=\"num hide-narrow\">" + fmt_change(g.typical) + "</td>";
+  h += "<td class=\"small wrap hide-narrow\">" + html_escape(joined(g.devices, ", ")) +
        (g.refs.empty()
             ? ""
             : "<br><span class=\"muted mono\">" + html_escape(joined(g.refs, ", ")) + "</span>") +
        "</td>";
-  h += "<td class=\"small\">" +
+  h += "<td class=\"small hide-narrow\">" +
        (g.alerts.empty() ? "" : std::to_string(g.commits_since) + " commits ago<br>") +
        "<span class=\"muted\">" + html_escape(g.time) + "</span></td>";
   return h + state_and_triage(g.state, "", "", "") + "</tr>";
@@ -217,7 +218,8 @@ std::string render_regressions_page(const RegressionsModel& m, const std::string
     h += group_controls(m);
     h += "<div class=\"card scroll\"><table id=\"alert-groups\" class=\"triage-table\"><thead><tr>"
          "<th></th><th>first bad commit</th><th class=\"num\">alerts</th><th "
-         "class=\"num\">worst</th><th class=\"num\">typical</th><th>where</th><th>age</th>"
+         "class=\"num\">worst</th><th class=\"num hide-narrow\">typical</th><th "
+         "class=\"hide-narrow\">where</th><th class=\"hide-narrow\">age</th>"
          "<th>state</th><th>triage</th></tr></thead><tbody>";
     for (const AlertGroup& g : m.groups) h += group_row(g, m, repo_url);
     h += "</tbody></table></div><h2>Series</h2>";
@@ -227,9 +229,11 @@ std::string render_regressions_page(const RegressionsModel& m, const std::string
   } else if (m.alerts.empty()) {
     h += "<div class=\"card\">No regressions: every series' latest change is not a slowdown.</div>";
   } else {
-    h += "<div class=\"card scroll\"><table id=\"regressions\"><thead><tr><th>series</th>"
-         "<th class=\"num\">size</th><th>first bad commit</th><th>age</th><th>found by</th>"
-         "<th>state</th><th>triage</th></tr></thead><tbody>";
+    h +=
+        "<div class=\"card scroll\"><table id=\"regressions\" class=\"triage-table\"><thead><tr><th>series</th>"
+        "<th class=\"num\">size</th><th>first bad commit</th><th class=\"hide-narrow\">age</th><th "
+        "class=\"hide-narrow\">found by</th>"
+        "<th>state</th><th>triage</th></tr></thead><tbody>";
     for (const auto& a : m.alerts) h += alert_row(a, repo_url);
     h += "</tbody></table></div>";
   }

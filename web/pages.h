@@ -14,8 +14,9 @@ std::string render_trend_page(const TrendModel& m);
 std::string render_compare_form(const CommitCatalog& catalog, const std::string& base,
                                 const std::string& head, const std::string& device,
                                 const std::string& error);
+// `from_series`: the series the reader came from (?series=ID), its rows highlighted; 0 for none.
 std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog,
-                                const std::string& device);
+                                const std::string& device, int64_t from_series = 0);
 // The compare page of a pair this server holds no runs for but a stored gate of
 // (web/page_stored_gate.cpp): the gate's verdict, settings and cells as stored; `reason` says why
 // the pair cannot be judged here.
@@ -35,6 +36,14 @@ std::string render_regressions_page(const RegressionsModel& m, const std::string
 // Who triages from this page: the token field and the name the server takes it for (triage.js
 // reads it), on every page with triage buttons (web/page_regressions.cpp).
 std::string triage_auth_form();
+// Two table cells: an alert's state badge with its latest event (author, time, reason), and the
+// triage buttons that state allows (triage.js posts them for the row's data-series/data-commit,
+// data-gate or data-group).
+std::string state_and_triage(const std::string& state, const std::string& author,
+                             const std::string& at, const std::string& reason);
+// The compare page's regressed cells: each one's trend around base and head and its alert's
+// triage (web/page_compare_triage.cpp); `with_auth_form` when the page has no triage form yet.
+std::string render_regressed_cells(const CompareView& v, bool with_auth_form);
 // A stored gate's accepted slowdowns (web/page_accept.cpp): those of its ref, each with a revoke
 // button while in force, and for a gate of a ref that regressed the form that accepts its
 // regressions (POST /api/v1/acceptances). Empty for a gate without a ref.
@@ -64,6 +73,14 @@ std::string computing_card(const std::vector<SeriesInfo>& series, const std::str
 
 // Inline SVG sparkline of the last points' medians, dot coloured by status.
 std::string sparkline_svg(const SeriesView& v, size_t max_points = 40);
+// The same for any values: each mark a dot of its CSS class at its index (the compare page marks
+// base and head); `label` is what a screen reader says.
+struct SparkMark {
+  size_t index;
+  std::string css_class;
+};
+std::string sparkline_svg(const std::vector<double>& values, const std::vector<SparkMark>& marks,
+                          const std::string& label);
 
 }  // namespace pg::web
 

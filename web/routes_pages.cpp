@@ -117,7 +117,10 @@ void register_page_routes(httplib::Server& http, App& app) {
              try {
                if (!base || !head) throw HttpError(400, "give both a base and a head revision");
                auto v = build_compare(app, req, *base, *head, gen);
-               send_page(req, res, 200, render_compare_page(*v, *catalog, device));
+               const auto from = query_param(req, "series", 32);
+               send_page(req, res, 200,
+                         render_compare_page(*v, *catalog, device,
+                                             from ? parse_id(*from).value_or(0) : 0));
              } catch (const HttpError& e) {
                // Runs measured elsewhere (a pull request's gate on a runner): the gate submitted
                // for exactly this pair, as stored.

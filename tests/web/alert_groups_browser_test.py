@@ -6,8 +6,10 @@ One commit slows 120 series (3 models x 5 batch sizes x 8 prompt lengths, two ru
 stored gate of a pull request: the regressions page shows them as one group of 121 alerts, its
 worst and typical size, filters that hide and show it (state, device, branch, size, count) kept
 in the URL, and one click acknowledges every member, each stored under the SSO proxy's user;
-selecting the group and "Mark selected fixed" closes them all; reopen brings them back. No page
-may log a console error.
+selecting the group and "Mark selected fixed" closes them all; reopen brings them back. The
+compare page of the pair names both commits, marks the cell the reader came from, draws each
+regressed cell's trend around the pair and triages its alert. On a phone the regressions page is
+no wider than the screen. No page may log a console error.
 """
 import argparse
 import os
@@ -124,6 +126,49 @@ def main():
                                    timeout=20000)
             check(get_json(base, "/api/v1/regressions")["groups"][0]["state"] == "open",
                   "reopen: the group is open again")
+
+            # The compare page as the triage page: subjects, the cell you came from, each
+            # regressed cell's trend around the pair, and its alert's triage.
+            sid = doc["regressions"][0]["series_id"]
+            page.goto(f"{base}/compare?base={good}&head={bad}&series={sid}")
+            subjects = page.inner_text("#commit-subjects")
+            check("Commit 5" in subjects and "Commit 6" in subjects,
+                  f"compare: both commits' subjects ({subjects!r})")
+            came = page.locator("#compare-table tr.from")
+            check(came.count() >= 1 and came.first.locator(f"a[href='/series/{sid}']").count() == 1,
+                  f"compare: the cell you came from is marked ({came.count()} rows)")
+            cells = page.locator("#regressed-cells tbody tr")
+            check(cells.count() >= 120, f"compare: every regressed cell on its trend ({cells.count()})")
+            mine = page.locator(f"#regressed-cells tbody tr[data-series='{sid}']")
+            check(mine.locator("svg circle.base").count() == 1
+                  and mine.locator("svg circle.head").count() == 1,
+                  "compare: the cell's trend marks base and head")
+            check(page.locator("#triage-auth").count() == 1, "compare: one triage form")
+            page.locator("#triage-who", has_text=USER).wait_for(timeout=10000)
+            mine.locator("input[name=reason]").fill("expected: new sampler")
+            mine.locator("button[data-action=acknowledge]").click()
+            page.wait_for_selector(f"#regressed-cells tr[data-series='{sid}'][data-state=acknowledged]",
+                                   timeout=20000)
+            mine_api = [a for a in get_json(base, "/api/v1/regressions")["regressions"]
+                        if a["series_id"] == sid]
+            check(mine_api and mine_api[0]["state"] == "acknowledged"
+                  and mine_api[0]["events"][-1]["reason"] == "expected: new sampler",
+                  "compare: the cell's alert acknowledged from the compare page")
+            page.screenshot(path=os.path.join(args.out, "compare-triage.png"), full_page=False)
+
+            # The regressions page on a phone: nothing wider than the screen, the group's buttons
+            # on screen.
+            phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                        extra_http_headers={"X-Forwarded-User": USER}).new_page()
+            phone.on("pageerror", lambda e: errors.append(f"{phone.url}: {e}"))
+            phone.goto(base + "/regressions")
+            width = phone.evaluate("document.documentElement.scrollWidth")
+            check(width <= 390, f"phone: the page is no wider than the screen ({width} px)")
+            button = phone.locator("#alert-groups tbody tr button[data-action=dismiss]").first
+            box = button.bounding_box()
+            check(box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390,
+                  f"phone: the group's buttons are on screen ({box})")
+            phone.screenshot(path=os.path.join(args.out, "regressions-phone.png"), full_page=False)
             check(not errors, f"no console errors ({errors[:3]})")
             browser.close()
     finally:

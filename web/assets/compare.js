@@ -34,5 +34,8 @@
         });
       });
     });
+    // The cell the reader came from: in view, among however many cells.
+    const from = document.querySelector("#compare-table tr[data-from]");
+    if (from) from.scrollIntoView({ block: "center" });
   });
 })();
