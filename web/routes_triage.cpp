@@ -13,6 +13,24 @@ namespace pg::web {
 namespace {
 
 using Req = httplib::Request;
+
+// A triage write's body: a JSON object with its "action" and optional "reason" (required to
+// dismiss), as both triage endpoints take them.
+struct TriageBody {
+  nlohmann::json json;
+  std::string action, reason;
+};
+TriageBody triage_body(const Req& req) {
+  TriageBody t;
+  t.json = nlohmann::json::parse(req.body, nullptr, false);
+  if (t.json.is_discarded() || !t.json.is_object())
+    throw HttpError(400, "request body: a JSON object is required");
+  t.action = required_string(t.json, "action", 16);
+  if (t.json.contains("reason")) t.reason = required_string(t.json, "reason", 2000);
+  if (t.action == "dismiss" && t.reason.empty())
+    throw HttpError(400, "request body: dismissing needs a 'reason'");
+  return t;
+}
 using Res = httplib::Response;
 
 std::chrono::steady_clock::time_point page_deadline(App& app) {
@@ -61,14 +79,9 @@ void register_triage_routes(httplib::Server& http, App& app) {
   http.Post("/api/v1/regressions", guarded([&app](const Req& req, Res& res) {
               const Identity who = require(app, req, res, Permission::triage);
               const std::string& author = who.name;
-              nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-              if (body.is_discarded() || !body.is_object())
-                throw HttpError(400, "request body: a JSON object is required");
-              const std::string action = required_string(body, "action", 16);
-              const std::string reason =
-                  body.contains("reason") ? required_string(body, "reason", 2000) : "";
-              if (action == "dismiss" && reason.empty())
-                throw HttpError(400, "request body: dismissing needs a 'reason'");
+              const TriageBody t = triage_body(req);
+              const nlohmann::json& body = t.json;
+              const std::string &action = t.action, &reason = t.reason;
               if (body.contains("gate_id")) {
                 if (!body["gate_id"].is_number_integer())
                   throw HttpError(400, "request body: 'gate_id' must be an integer");
@@ -105,14 +118,9 @@ void register_triage_routes(httplib::Server& http, App& app) {
   http.Post(
       "/api/v1/regression-groups", guarded([&app](const Req& req, Res& res) {
         const Identity who = require(app, req, res, Permission::triage);
-        nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-        if (body.is_discarded() || !body.is_object())
-          throw HttpError(400, "request body: a JSON object is required");
-        const std::string action = required_string(body, "action", 16);
-        const std::string reason =
-            body.contains("reason") ? required_string(body, "reason", 2000) : "";
-        if (action == "dismiss" && reason.empty())
-          throw HttpError(400, "request body: dismissing needs a 'reason'");
+        const TriageBody t = triage_body(req);
+        const nlohmann::json& body = t.json;
+        const std::string &action = t.action, &reason = t.reason;
         if (!body.contains("commits") || !body["commits"].is_array() || body["commits"].empty() ||
             body["commits"].size() > 10000)
           throw HttpError(400, "request body: 'commits' must be a list of 1 to 10000 SHAs");

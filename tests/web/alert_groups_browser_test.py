@@ -11,7 +11,6 @@ compare page of the pair names both commits, marks the cell the reader came from
 regressed cell's trend around the pair and triages its alert. On a phone the regressions page is
 no wider than the screen. No page may log a console error.
 """
-import argparse
 import os
 import subprocess
 import sys
@@ -19,20 +18,14 @@ import tempfile
 
 from playwright.sync_api import sync_playwright
 
-from browser_checks import FAILURES, check, get_json
+from browser_checks import FAILURES, browser_test_args, check, get_json, new_page
 from serve_process import start_server
 
 USER = "sheriff.on.duty"
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--perfgate", required=True)
-    ap.add_argument("--seed", required=True, help="web_seed binary")
-    ap.add_argument("--out", required=True, help="directory for screenshots")
-    ap.add_argument("--chromium", default="/usr/bin/chromium")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
+    args = browser_test_args()
 
     tmp = tempfile.mkdtemp(prefix="perfgate-groups-browser-")
     db = os.path.join(tmp, "groups.db")
@@ -64,11 +57,7 @@ def main():
             browser = p.chromium.launch(executable_path=args.chromium, headless=True,
                                         args=["--no-sandbox", "--disable-gpu"])
             errors = []
-            page = browser.new_context(viewport={"width": 1440, "height": 900},
-                                       extra_http_headers={"X-Forwarded-User": USER}).new_page()
-            page.on("console", lambda m: errors.append(f"{page.url}: {m.text}")
-                    if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+            page = new_page(browser, errors, headers={"X-Forwarded-User": USER})
 
             page.goto(base + "/regressions")
             page.locator("#triage-who", has_text=USER).wait_for(timeout=10000)
@@ -158,9 +147,7 @@ def main():
 
             # The regressions page on a phone: nothing wider than the screen, the group's buttons
             # on screen.
-            phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                                        extra_http_headers={"X-Forwarded-User": USER}).new_page()
-            phone.on("pageerror", lambda e: errors.append(f"{phone.url}: {e}"))
+            phone = new_page(browser, errors, 390, 844, {"X-Forwarded-User": USER}, is_mobile=True)
             phone.goto(base + "/regressions")
             width = phone.evaluate("document.documentElement.scrollWidth")
             check(width <= 390, f"phone: the page is no wider than the screen ({width} px)")

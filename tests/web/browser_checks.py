@@ -1,6 +1,9 @@
-"""Shared by the browser tests: ok/FAIL lines with the failures collected, and JSON from the API."""
+"""Shared by the browser tests: their command line, ok/FAIL lines with the failures collected,
+JSON from the API, and a page whose console errors are collected."""
 
+import argparse
 import json
+import os
 import urllib.request
 
 FAILURES = []
@@ -15,3 +18,25 @@ def check(cond, what):
 def get_json(base, path):
     with urllib.request.urlopen(base + path, timeout=30) as r:
         return json.load(r)
+
+
+def browser_test_args():
+    """--perfgate, --seed (web_seed), --out (screenshots, created) and --chromium."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--perfgate", required=True)
+    ap.add_argument("--seed", required=True, help="web_seed binary")
+    ap.add_argument("--out", required=True, help="directory for screenshots")
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    return args
+
+
+def new_page(browser, errors, width=1440, height=900, headers=None, **context):
+    """A page in a fresh context whose console errors and uncaught exceptions go to `errors`."""
+    page = browser.new_context(viewport={"width": width, "height": height},
+                               extra_http_headers=headers or {}, **context).new_page()
+    page.on("console", lambda m: errors.append(f"{page.url}: {m.text}")
+            if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+    return page

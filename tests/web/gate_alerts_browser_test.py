@@ -11,7 +11,6 @@ box appears when the MDE exceeds the min effect and not otherwise; the trend's y
 medians and IQR (a 10x whisker clipped and marked) and an alert's link keeps its commit in view.
 No page may log a console error.
 """
-import argparse
 import os
 import re
 import subprocess
@@ -20,20 +19,14 @@ import tempfile
 
 from playwright.sync_api import sync_playwright
 
-from browser_checks import FAILURES, check, get_json
+from browser_checks import FAILURES, browser_test_args, check, get_json, new_page
 from serve_process import start_server
 
 TOKEN = "gate-browser-token-0123456789"
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--perfgate", required=True)
-    ap.add_argument("--seed", required=True, help="web_seed binary")
-    ap.add_argument("--out", required=True, help="directory for screenshots")
-    ap.add_argument("--chromium", default="/usr/bin/chromium")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
+    args = browser_test_args()
 
     tmp = tempfile.mkdtemp(prefix="perfgate-gate-browser-")
     db = os.path.join(tmp, "gates.db")
@@ -72,12 +65,7 @@ def main():
             browser = p.chromium.launch(executable_path=args.chromium, headless=True,
                                         args=["--no-sandbox", "--disable-gpu"])
             errors = []
-            page = browser.new_context(viewport={"width": 1440, "height": 900},
-                                       extra_http_headers={"X-Forwarded-User": "gate.tester"}
-                                       ).new_page()
-            page.on("console", lambda m: errors.append(f"{page.url}: {m.text}")
-                    if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+            page = new_page(browser, errors, headers={"X-Forwarded-User": "gate.tester"})
 
             # --- the regressions page lists the gate beside the change points.
             page.goto(base + "/regressions")
