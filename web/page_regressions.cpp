@@ -162,7 +162,9 @@ std::string group_controls(const RegressionsModel& m) {
       "</select></label> <label>at least <input name=\"min_size\" type=\"number\" min=\"0\" "
       "step=\"any\" size=\"4\" data-default=\"\">%</label> <label>at least <input "
       "name=\"min_cells\" type=\"number\" min=\"0\" step=\"1\" size=\"4\" data-default=\"\"> "
-      "alerts</label> <label>sort <select name=\"sort\" data-default=\"worst\"><option "
+      "alerts</label> <label>at most <input name=\"max_age_days\" type=\"number\" min=\"0\" "
+      "step=\"any\" size=\"4\" data-default=\"\"> days old</label> <label>sort <select "
+      "name=\"sort\" data-default=\"worst\"><option "
       "value=\"worst\" selected>largest first</option><option value=\"cells\">most alerts "
       "first</option><option value=\"age\">newest first</option></select></label> <span "
       "class=\"muted\" id=\"groups-shown\"></span></form>";
@@ -230,7 +232,8 @@ std::string render_regressions_page(const RegressionsModel& m, const std::string
     h += "<div class=\"card\">No regressions: every series' latest change is not a slowdown.</div>";
   } else {
     h +=
-        "<div class=\"card scroll\"><table id=\"regressions\" class=\"triage-table\"><thead><tr><th>series</th>"
+        "<div class=\"card scroll\"><table id=\"regressions\" "
+        "class=\"triage-table\"><thead><tr><th>series</th>"
         "<th class=\"num\">size</th><th>first bad commit</th><th class=\"hide-narrow\">age</th><th "
         "class=\"hide-narrow\">found by</th>"
         "<th>state</th><th>triage</th></tr></thead><tbody>";

@@ -9,12 +9,15 @@ in the URL, and one click acknowledges every member, each stored under the SSO p
 selecting the group and "Mark selected fixed" closes them all; reopen brings them back. The
 compare page of the pair names both commits, marks the cell the reader came from, draws each
 regressed cell's trend around the pair and triages its alert. On a phone the regressions page is
-no wider than the screen. No page may log a console error.
+no wider than the screen. On a store of 10,080 runs, one group of 120 alerts is acknowledged in one
+click. No page may log a console error.
 """
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 from playwright.sync_api import sync_playwright
 
@@ -22,6 +25,51 @@ from browser_checks import FAILURES, browser_test_args, check, get_json, new_pag
 from serve_process import start_server
 
 USER = "sheriff.on.duty"
+
+
+def complete_regressions(base, timeout_s=120):
+    """/api/v1/regressions once every series' view is computed: serve answers at once with what
+    it has (docs/API.md), so a fresh server's first answer may be partial."""
+    deadline = time.time() + timeout_s
+    doc = get_json(base, "/api/v1/regressions")
+    while not doc["complete"] and time.time() < deadline:
+        time.sleep(0.2)
+        doc = get_json(base, "/api/v1/regressions")
+    return doc
+
+
+def ten_thousand_runs(args, browser, errors):
+    """The grouped page on a store of 10,080 runs: 120 series (12 cells on each of 10 devices), 84
+    commits of 12 runs each, every series 30% slower from commit 70: one group, one click."""
+    tmp = tempfile.mkdtemp(prefix="perfgate-groups-10k-")
+    db = os.path.join(tmp, "big.db")
+    subprocess.run([args.seed, "--db", db, "--commits", "84", "--step-at", "70", "--envs", "10",
+                    "--models", "tiny,small,medium", "--batch-sizes", "1,2", "--seq-lens", "16,32",
+                    "--gen-tokens", "8", "--reps", "5", "--runs-per-commit", "12"], check=True,
+                   stdout=subprocess.DEVNULL)
+    server, port = start_server(args.perfgate, db, os.path.join(tmp, "serve.log"),
+                                ["--auth-header", "X-Forwarded-User", "--trusted-proxy", "127.0.0.1"])
+    base = f"http://127.0.0.1:{port}"
+    try:
+        with sqlite3.connect(db) as con:
+            runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+        doc = complete_regressions(base)
+        check(runs == 10080 and doc["complete"] and [g["cells"] for g in doc["groups"]] == [120],
+              f"10k store ({runs} runs): one group of 120 alerts ({[g['cells'] for g in doc['groups']]})")
+        page = new_page(browser, errors, headers={"X-Forwarded-User": USER})
+        page.goto(base + "/regressions")
+        page.locator("#triage-who", has_text=USER).wait_for(timeout=10000)
+        check(page.locator("#alert-groups tbody tr").count() == 1, "10k store: one group row")
+        check("Seed GPU 9" in page.inner_text("#alert-groups"), "10k store: the group names its devices")
+        page.locator("#alert-groups tbody tr button[data-action=acknowledge]").click()
+        page.wait_for_selector("#alert-groups tr[data-state=acknowledged]", timeout=30000)
+        doc = get_json(base, "/api/v1/regressions")
+        check(doc["acknowledged"] == 120 and doc["open"] == 0,
+              f"10k store: one click acknowledged all 120 ({doc['acknowledged']})")
+        page.context.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def main():
@@ -37,7 +85,7 @@ def main():
                                 ["--auth-header", "X-Forwarded-User", "--trusted-proxy", "127.0.0.1"])
     base = f"http://127.0.0.1:{port}"
     try:
-        doc = get_json(base, "/api/v1/regressions")
+        doc = complete_regressions(base)
         check(doc["complete"] and len(doc["regressions"]) == 120,
               f"API: 120 series alerts ({len(doc['regressions'])})")
         bad = doc["regressions"][0]["commit"]
@@ -84,6 +132,10 @@ def main():
             check(shown() == 0, "filter: at least 90% hides a 30% group")
             page.fill("#group-controls input[name=min_size]", "20")
             check(shown() == 1, "filter: at least 20% shows it")
+            page.fill("#group-controls input[name=max_age_days]", "30")
+            check(shown() == 0, "filter: at most 30 days old hides a group whose commit is of 2024")
+            page.fill("#group-controls input[name=max_age_days]", "")
+            check(shown() == 1, "filter: without an age limit it is back")
             page.select_option("#group-controls select[name=branch]", "refs/pull/7/merge")
             check(shown() == 1, "filter: the gate's ref shows it")
             page.select_option("#group-controls select[name=branch]", "")
@@ -156,6 +208,7 @@ def main():
             check(box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390,
                   f"phone: the group's buttons are on screen ({box})")
             phone.screenshot(path=os.path.join(args.out, "regressions-phone.png"), full_page=False)
+            ten_thousand_runs(args, browser, errors)
             check(not errors, f"no console errors ({errors[:3]})")
             browser.close()
     finally:

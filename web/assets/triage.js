@@ -121,6 +121,7 @@
       function apply() {
         const f = controls.elements;
         const minSize = parseFloat(f.min_size.value), minCells = parseInt(f.min_cells.value, 10);
+        const maxAge = f.max_age_days.value === "" ? -1 : parseFloat(f.max_age_days.value);
         rows.forEach(function (r) {
           const st = r.getAttribute("data-state"), open = st === "open" || st === "acknowledged";
           let show = f.state.value === "all" || (f.state.value === "open") === open;
@@ -130,6 +131,8 @@
             show = false;
           if (minSize > 0 && 100 * Number(r.getAttribute("data-worst")) < minSize) show = false;
           if (minCells > 0 && Number(r.getAttribute("data-cells")) < minCells) show = false;
+          if (maxAge >= 0 && Date.now() - Date.parse(r.getAttribute("data-time")) > maxAge * 864e5)
+            show = false;
           r.hidden = !show;
           if (!show) r.querySelector("input.pick").checked = false;
         });
@@ -146,7 +149,7 @@
         const shown = rows.filter(function (r) { return !r.hidden; }).length;
         document.getElementById("groups-shown").textContent = shown + " of " + rows.length;
         const params = new URLSearchParams();
-        ["state", "device", "branch", "min_size", "min_cells", "sort"].forEach(function (n) {
+        ["state", "device", "branch", "min_size", "min_cells", "max_age_days", "sort"].forEach(function (n) {
           if (f[n].value && f[n].value !== f[n].getAttribute("data-default")) params.set(n, f[n].value);
         });
         history.replaceState(null, "", params.toString() ? "#" + params.toString() : location.pathname);
