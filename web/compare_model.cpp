@@ -99,42 +99,62 @@ constexpr size_t kAround = 4;
 // The regressed cells' trends and alerts (CompareView::regressed). Alerts are those of the
 // regressions page: the main branch's tpot_ms series.
 void add_regressed_cells(App& app, uint64_t gen, CompareView& v) {
+  // Per entry of v.regressed: its series' view and where base and head stand in it.
+  struct OnTrend {
+    std::shared_ptr<const SeriesView> view;
+    std::optional<size_t> base, head;
+  };
+  std::vector<OnTrend> trends;
   for (size_t i = 0; i < v.result.cells.size(); ++i) {
     const CellComparison& c = v.result.cells[i];
     if (c.verdict != CellVerdict::regression || !v.series_ids[i]) continue;
+    OnTrend t{
+        app.series_view(v.series_ids[i], parse_metric(c.metric).value_or(Metric::tpot_ms), gen),
+        {},
+        {}};
+    if (!t.view) continue;
+    for (size_t p = 0; p < t.view->points.size(); ++p) {
+      if (t.view->points[p].commit == v.result.base) t.base = p;
+      if (t.view->points[p].commit == v.result.head) t.head = p;
+    }
     CompareView::RegressedCell rc;
     rc.cell = i;
-    const Metric metric = parse_metric(c.metric).value_or(Metric::tpot_ms);
-    auto view = app.series_view(v.series_ids[i], metric, gen);
-    if (!view) continue;
-    std::optional<size_t> b, h;
-    for (size_t p = 0; p < view->points.size(); ++p) {
-      if (view->points[p].commit == v.result.base) b = p;
-      if (view->points[p].commit == v.result.head) h = p;
-    }
-    if (b || h) {
-      const size_t lo = std::min(b.value_or(*h), h.value_or(*b));
-      const size_t hi = std::max(b.value_or(*h), h.value_or(*b));
+    if (t.base || t.head) {
+      const size_t lo = std::min(t.base.value_or(*t.head), t.head.value_or(*t.base));
+      const size_t hi = std::max(t.base.value_or(*t.head), t.head.value_or(*t.base));
       const size_t from = lo > kAround ? lo - kAround : 0;
-      const size_t to = std::min(view->points.size(), hi + kAround + 1);
-      for (size_t p = from; p < to; ++p) rc.medians.push_back(view->points[p].median);
-      if (b) rc.base_at = *b - from;
-      if (h) rc.head_at = *h - from;
-      if (metric == Metric::tpot_ms)
-        for (const RegressionAlert& a : series_alerts(app, view)) {
-          const size_t at = a.regression.index;
-          if (h && at <= *h && (!b || at > *b)) {
-            rc.alert_commit = a.commit;
-            rc.alert_state = a.state;
-            if (!a.events.empty()) {
-              rc.alert_author = a.events.back().author;
-              rc.alert_at = a.events.back().at;
-              rc.alert_reason = a.events.back().reason;
-            }
-          }
-        }
+      const size_t to = std::min(t.view->points.size(), hi + kAround + 1);
+      for (size_t p = from; p < to; ++p) rc.medians.push_back(t.view->points[p].median);
+      if (t.base) rc.base_at = *t.base - from;
+      if (t.head) rc.head_at = *t.head - from;
     }
     v.regressed.push_back(std::move(rc));
+    trends.push_back(std::move(t));
+  }
+  // Their alerts, from one read of the triage records (series_alerts); only the tpot_ms series
+  // that hold the head have any between base and head.
+  std::vector<std::shared_ptr<const SeriesView>> watched;
+  std::vector<size_t> entry;
+  for (size_t k = 0; k < trends.size(); ++k)
+    if (trends[k].view->metric == Metric::tpot_ms && trends[k].head) {
+      watched.push_back(trends[k].view);
+      entry.push_back(k);
+    }
+  const auto alerts = series_alerts(app, watched);
+  for (size_t w = 0; w < watched.size(); ++w) {
+    const OnTrend& t = trends[entry[w]];
+    CompareView::RegressedCell& rc = v.regressed[entry[w]];
+    for (const RegressionAlert& a : alerts[w]) {
+      const size_t at = a.regression.index;
+      if (at > *t.head || (t.base && at <= *t.base)) continue;
+      rc.alert_commit = a.commit;
+      rc.alert_state = a.state;
+      if (!a.events.empty()) {
+        rc.alert_author = a.events.back().author;
+        rc.alert_at = a.events.back().at;
+        rc.alert_reason = a.events.back().reason;
+      }
+    }
   }
 }
 

@@ -210,9 +210,9 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
   for (int64_t id : ids) {
     auto v = app.series_view(id, metric, gen, t.branch);
     if (!v) throw HttpError(404, "no series with id " + std::to_string(id));
-    t.alerts.push_back(series_alerts_json(app, gen, v));
     t.views.push_back(std::move(v));
   }
+  t.alerts = series_alerts_json(app, gen, t.views);
   if (t.views.size() == 1) {
     // Environment changes: the same cell on the same device under another fingerprint.
     const SeriesInfo& me = t.views.front()->info;

@@ -79,7 +79,7 @@ void register_api_routes(httplib::Server& http, App& app) {
                                        "/" + branch.value_or(""),
                                    gen, [&] {
                                      nlohmann::json j = series_view_json(*view);
-                                     j["alerts"] = series_alerts_json(app, gen, view);
+                                     j["alerts"] = series_alerts_json(app, gen, {view}).front();
                                      return j;
                                    });
              send_cached(req, res, *body);

@@ -145,22 +145,34 @@ std::shared_ptr<const RegressionsModel> regressions_by(
   return m;
 }
 
-std::vector<RegressionAlert> series_alerts(App& app, const std::shared_ptr<const SeriesView>& v) {
-  const AlertRecords records(app.store());
+std::vector<std::vector<RegressionAlert>> series_alerts(
+    App& app, const std::vector<std::shared_ptr<const SeriesView>>& views) {
+  const AlertRecords records(app.store());  // read once for every view
   std::vector<Store::DetectedRegression> found;
-  auto out = alerts_of_view(v, records, found);
+  std::vector<std::vector<RegressionAlert>> out;
+  for (const auto& v : views) out.push_back(alerts_of_view(v, records, found));
   keep_new_alerts(app.store(), found);
   return out;
 }
 
-nlohmann::json series_alerts_json(App& app, uint64_t gen,
-                                  const std::shared_ptr<const SeriesView>& v) {
-  nlohmann::json out = nlohmann::json::array();
-  if (v->metric != Metric::tpot_ms || v->rules.branch != app.main_branch(gen)) return out;
-  for (const RegressionAlert& a : series_alerts(app, v)) {
-    nlohmann::json j = regression_alert_json(a);
-    for (const char* same : {"series_id", "series", "key", "env", "metric"}) j.erase(same);
-    out.push_back(std::move(j));
+std::vector<nlohmann::json> series_alerts_json(
+    App& app, uint64_t gen, const std::vector<std::shared_ptr<const SeriesView>>& views) {
+  // Only the views the regressions page watches; the others have none.
+  std::vector<std::shared_ptr<const SeriesView>> watched;
+  for (const auto& v : views)
+    if (v->metric == Metric::tpot_ms && v->rules.branch == app.main_branch(gen))
+      watched.push_back(v);
+  const auto alerts = series_alerts(app, watched);
+  std::vector<nlohmann::json> out;
+  for (size_t i = 0, w = 0; i < views.size(); ++i) {
+    nlohmann::json list = nlohmann::json::array();
+    if (w < watched.size() && watched[w] == views[i])
+      for (const RegressionAlert& a : alerts[w++]) {
+        nlohmann::json j = regression_alert_json(a);
+        for (const char* same : {"series_id", "series", "key", "env", "metric"}) j.erase(same);
+        list.push_back(std::move(j));
+      }
+    out.push_back(std::move(list));
   }
   return out;
 }

@@ -112,14 +112,15 @@ std::shared_ptr<const RegressionsModel> regressions_by(
 nlohmann::json regressions_json(const RegressionsModel& m);
 // One alert as /api/v1/regressions lists it (and the series document's "alerts").
 nlohmann::json regression_alert_json(const RegressionAlert& a);
-// The alerts of one series' view (main branch, tpot_ms: what the regressions page lists), oldest
-// first, with their triage state; the ones seen for the first time are kept, as the page keeps
-// them.
-std::vector<RegressionAlert> series_alerts(App& app, const std::shared_ptr<const SeriesView>& v);
-// The series document's "alerts": series_alerts as regression_alert_json less the series'
-// own fields; empty for another metric or branch, which the regressions page does not watch.
-nlohmann::json series_alerts_json(App& app, uint64_t gen,
-                                  const std::shared_ptr<const SeriesView>& v);
+// The alerts of each view (main branch, tpot_ms: what the regressions page lists), oldest first,
+// with their triage state, from one read of the store's records; the ones seen for the first
+// time are kept, as the page keeps them.
+std::vector<std::vector<RegressionAlert>> series_alerts(
+    App& app, const std::vector<std::shared_ptr<const SeriesView>>& views);
+// Each series document's "alerts": series_alerts as regression_alert_json less the series' own
+// fields; empty for another metric or branch, which the regressions page does not watch.
+std::vector<nlohmann::json> series_alerts_json(
+    App& app, uint64_t gen, const std::vector<std::shared_ptr<const SeriesView>>& views);
 // The alert of one series (nullptr: none), for the overview's badges.
 const RegressionAlert* find_alert(const RegressionsModel& m, int64_t series_id);
 

@@ -21,7 +21,7 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-from browser_checks import FAILURES, browser_test_args, check, get_json, new_page
+from browser_checks import browser_test_args, check, get_json, new_page, report
 from serve_process import start_server
 
 USER = "sheriff.on.duty"
@@ -214,8 +214,7 @@ def main():
     finally:
         server.terminate()
         server.wait(timeout=30)
-    print(f"{len(FAILURES)} failures")
-    return 1 if FAILURES else 0
+    return report()
 
 
 if __name__ == "__main__":

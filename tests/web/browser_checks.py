@@ -20,13 +20,16 @@ def get_json(base, path):
         return json.load(r)
 
 
-def browser_test_args():
-    """--perfgate, --seed (web_seed), --out (screenshots, created) and --chromium."""
+def browser_test_args(add=None):
+    """--perfgate, --seed (web_seed), --out (screenshots, created) and --chromium; `add` may add
+    a test's own flags to the parser."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--perfgate", required=True)
     ap.add_argument("--seed", required=True, help="web_seed binary")
     ap.add_argument("--out", required=True, help="directory for screenshots")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
+    if add:
+        add(ap)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     return args
@@ -40,3 +43,9 @@ def new_page(browser, errors, width=1440, height=900, headers=None, **context):
             if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
     return page
+
+
+def report():
+    """Prints the count of failed checks; the test's exit code (1 if any failed)."""
+    print(f"{len(FAILURES)} failures")
+    return 1 if FAILURES else 0

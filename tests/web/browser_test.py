@@ -12,7 +12,6 @@ draws with thinned tick labels; hostile subjects stay text; no page logs a conso
 times are printed (docs/PERFORMANCE.md). Screenshots go to --out (phone, desktop and 4K), and with
 --publish DIR also to DIR (docs/screenshots).
 """
-import argparse
 import os
 import re
 import shutil
@@ -24,7 +23,7 @@ import time
 from playwright.sync_api import sync_playwright
 
 from chart_contrast import chart_line_contrast
-from browser_checks import FAILURES, check, get_json
+from browser_checks import FAILURES, browser_test_args, check, get_json
 from serve_process import start_server
 
 TIMINGS = {}
@@ -49,14 +48,8 @@ CONTRAST_JS = """() => {
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--perfgate", required=True)
-    ap.add_argument("--seed", required=True, help="web_seed binary")
-    ap.add_argument("--out", required=True, help="directory for screenshots")
-    ap.add_argument("--publish", help="also copy the final screenshots here")
-    ap.add_argument("--chromium", default="/usr/bin/chromium")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
+    args = browser_test_args(
+        lambda ap: ap.add_argument("--publish", help="also copy the final screenshots here"))
 
     tmp = tempfile.mkdtemp(prefix="perfgate-browser-")
     db = os.path.join(tmp, "web.db")
