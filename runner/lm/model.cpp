@@ -8,6 +8,10 @@
 #include "common/errors.h"
 #include "runner/lm/model_testing.h"
 
+#if defined(PERFGATE_CALIBRATION_SLOWDOWN) && defined(PERFGATE_WITH_CUDA)
+#include <ATen/cuda/Sleep.h>
+#endif
+
 namespace pg::lm {
 namespace {
 
@@ -109,6 +113,21 @@ void calibration_extra_work(const Model& m, const at::Tensor& x) {
   const auto rows = x.reshape({-1, m.cfg.d_model});
   for (long i = 0; i < n; ++i) (void)at::mm(rows, m.layers[0].proj_w.t());
 }
+
+// The GPU's finer knob: PERFGATE_CALIBRATION_SLEEP_CYCLES=N (read once; 0 or unset: none) adds
+// one kernel that spins N GPU clock cycles to every forward step on CUDA, prefill and decode
+// steps alike, inside a CUDA graph too: a fixed genuine extra time per step (about N / SM clock
+// plus one kernel's launch), sized for slowdowns well under 1% of a decode step.
+void calibration_gpu_sleep(const at::Tensor& x) {
+  static const long cycles = [] {
+    const char* v = std::getenv("PERFGATE_CALIBRATION_SLEEP_CYCLES");
+    return v ? std::strtol(v, nullptr, 10) : 0L;
+  }();
+  if (cycles <= 0 || !x.is_cuda()) return;
+#if defined(PERFGATE_WITH_CUDA)
+  at::cuda::sleep(cycles);
+#endif
+}
 #endif
 
 // The layers, the final norm and the head over embedded x [B, T, D]; `attend_layer` runs
@@ -165,6 +184,7 @@ at::Tensor forward(const Model& m, const at::Tensor& tokens, int64_t pos, KVCach
   const auto mask = causal_mask(T, pos + T, attention, m.options());
 #if defined(PERFGATE_CALIBRATION_SLOWDOWN)
   calibration_extra_work(m, x);
+  calibration_gpu_sleep(x);
 #endif
   return run_layers(m, x, cos, sin, last_only,
                     [&](int64_t l, const at::Tensor& q, const at::Tensor& kv) {
@@ -184,6 +204,9 @@ at::Tensor forward_static_step(const Model& m, const at::Tensor& token, const at
     cos = m.rope_cos.index_select(0, pos);
     sin = m.rope_sin.index_select(0, pos);
   }
+#if defined(PERFGATE_CALIBRATION_SLOWDOWN)
+  calibration_gpu_sleep(x);
+#endif
   return run_layers(m, x, cos, sin, true,
                     [&](int64_t l, const at::Tensor& q, const at::Tensor& kv) {
                       auto [k, v] = cache.update_at(l, pos, kv);
