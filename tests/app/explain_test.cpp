@@ -87,11 +87,14 @@ TEST_F(Explain, NamesTheNewOpsAndEveryChangedCounter) {
   // ops; together the step's span on the host's timeline.
   EXPECT_NE(table.find("decode step: the other 3 host ops +0.0000 ms"), std::string::npos) << table;
   EXPECT_NE(table.find("decode step: time between host ops (the model's own code, the "
-                       "dispatcher) 0.2000 -> 0.5000 ms (+0.3000 ms, "),
+                       "dispatcher) 0.2000 -> 0.5000 ms (+0.3000 ms, 59% of the tpot change)"),
             std::string::npos)
       << table;
   EXPECT_NE(table.find("decode step: the host ops above and the time between them add up to "
-                       "+0.4300 ms per step on the host timeline (span 0.7600 -> 1.1900 ms): "),
+                       "+0.4300 ms per step on the host timeline (span 0.7600 -> 1.1900 ms): "
+                       "84% of the +0.5100 ms tpot change; the other +0.0800 ms is outside the "
+                       "profiled steps' span (before a step's first op, and the timed runs "
+                       "against the profiled one)"),
             std::string::npos)
       << table;
   EXPECT_EQ(table.find("counted twice"), std::string::npos) << table;  // one thread: no overlap
