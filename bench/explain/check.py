@@ -101,6 +101,10 @@ def main(argv):
                 if not hit and not (cpu and path == "aoti"):
                     ok = False
                     failures.append("%s: the explanation names no sigmoid row" % label)
+                if time_enforced and gap_ms is None:
+                    ok = False
+                    failures.append("%s: the profiles have no timeline (span_ms, busy_ms): the "
+                                    "time between kernels is not measured" % label)
                 if time_enforced and (ratio is None or abs(ratio - 1) > TOLERANCE):
                     ok = False
                     failures.append("%s: listed deltas (kernels and the time between them) "
