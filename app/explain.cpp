@@ -10,7 +10,9 @@ namespace {
 // One side's profiles of one cell, averaged per step of one phase.
 struct PhaseMeans {
   int steps = 0;
-  std::map<std::string, double> counters;                                          // per step
+  bool timeline = true;                    // every step has span_ms and busy_ms
+  double span_ms = 0, busy_ms = 0;         // per step
+  std::map<std::string, double> counters;  // per step
   std::map<ProfileOpKind, std::map<std::string, std::pair<double, double>>> rows;  // count, ms
 };
 
@@ -46,6 +48,12 @@ PhaseMeans phase_means(const std::vector<const CellProfile*>& profiles, bool dec
         m.counters["peak_bytes"] += static_cast<double>(*s.peak_bytes);
       else
         peak_everywhere = false;
+      if (s.span_ms && s.busy_ms) {
+        m.span_ms += *s.span_ms;
+        m.busy_ms += *s.busy_ms;
+      } else {
+        m.timeline = false;
+      }
       for (const ProfileOp& o : s.ops_by_name) {
         auto& [count, ms] = m.rows[o.kind][kernel_identity(o.name)];
         count += static_cast<double>(o.count);
@@ -55,6 +63,8 @@ PhaseMeans phase_means(const std::vector<const CellProfile*>& profiles, bool dec
   if (!peak_everywhere) m.counters.erase("peak_bytes");
   if (m.steps == 0) return m;
   const double n = m.steps;
+  m.span_ms /= n;
+  m.busy_ms /= n;
   for (auto& [name, v] : m.counters) v /= n;
   for (auto& [kind, rows] : m.rows)
     for (auto& [name, v] : rows) v = {v.first / n, v.second / n};
@@ -99,6 +109,11 @@ PhaseExplanation explain_phase(const PhaseMeans& base, const PhaseMeans& head, P
   auto by_time = [](const OpDelta& a, const OpDelta& b) { return a.delta_ms() > b.delta_ms(); };
   std::sort(e.grew.begin(), e.grew.end(), by_time);
   if (e.grew.size() > kExplainTopRows) e.grew.resize(kExplainTopRows);
+  e.other_rows = static_cast<int>(rows.size() - e.grew.size());
+  e.other_delta_ms = e.rows_delta_ms();
+  for (const OpDelta& d : e.grew) e.other_delta_ms -= d.delta_ms();
+  if (base.steps > 0 && head.steps > 0 && base.timeline && head.timeline)
+    e.timeline = StepTimeline{base.span_ms, head.span_ms, base.busy_ms, head.busy_ms};
   auto by_count = [](const OpDelta& a, const OpDelta& b) {
     return std::max(a.head_count, a.base_count) > std::max(b.head_count, b.base_count);
   };

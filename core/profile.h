@@ -32,6 +32,11 @@ struct ProfileStep {
   int64_t d2h_copies = 0;   // device-to-host copies (CPU: 0)
   int64_t alloc_bytes = 0;  // bytes the allocator handed out during the step
   std::optional<int64_t> peak_bytes;  // peak allocator growth over the step's start
+  // The step on its device's timeline (kernels on a GPU, ATen ops on a CPU): from the start of
+  // its first kernel (or copy) to the end of its last (`span_ms`), and the time in that span
+  // when at least one kernel ran (`busy_ms`, the union of their intervals). span - busy is the
+  // time between kernels: launch gaps, copies, idle. Both or neither; absent where not measured.
+  std::optional<double> span_ms, busy_ms;
   std::vector<ProfileOp> ops_by_name;
 };
 

@@ -27,12 +27,33 @@ struct CounterChange {
   std::vector<OpDelta> by_name;  // largest count change first
 };
 
+// The phase's steps on their device's timeline (core/profile.h, span_ms and busy_ms), per step,
+// where every profiled step of both sides has them. With the rows' time it splits the span:
+// span = rows - overlap + gaps, where gaps (span - busy) is the time between kernels and overlap
+// (rows - busy) the time two rows ran at once, counted in both (0 on one stream or thread).
+struct StepTimeline {
+  double base_span_ms = 0, head_span_ms = 0;
+  double base_busy_ms = 0, head_busy_ms = 0;
+  double base_gap_ms() const { return base_span_ms - base_busy_ms; }
+  double head_gap_ms() const { return head_span_ms - head_busy_ms; }
+  double gap_delta_ms() const { return head_gap_ms() - base_gap_ms(); }
+  double span_delta_ms() const { return head_span_ms - base_span_ms; }
+};
+
 struct PhaseExplanation {
   std::string phase;                // "decode step" | "prefill"
   double base_ms = 0, head_ms = 0;  // profiled time per step, all rows of `kind`
   std::vector<OpDelta> grew;        // time per step grew most, largest first
+  int other_rows = 0;               // names of `kind` not in `grew`
+  double other_delta_ms = 0;        // their time's change per step: the rows' change less grew's
   std::vector<OpDelta> appeared, disappeared;
   std::vector<CounterChange> counters;
+  std::optional<StepTimeline> timeline;
+  double rows_delta_ms() const { return head_ms - base_ms; }
+  // The rows' time that overlapped (rows - busy), head less base; only with a timeline.
+  double overlap_delta_ms() const {
+    return timeline ? (head_ms - timeline->head_busy_ms) - (base_ms - timeline->base_busy_ms) : 0;
+  }
 };
 
 struct CellExplanation {

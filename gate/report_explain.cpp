@@ -88,29 +88,57 @@ std::vector<std::string> growth_lines(const CellExplanation& e) {
   return out;
 }
 
-namespace {
-
-// How much of a regressed cell's tpot change the profiled rows account for, and what is left: on
-// a GPU, mostly time between kernels (a launch, or a graph replay's gap per kernel), which no
-// kernel's own time contains; on a CPU, time outside the ops' self time.
-std::optional<std::string> accounted_line(const CellExplanation& e) {
-  if (!e.regressed || !e.tpot_change_ms || *e.tpot_change_ms <= 0) return std::nullopt;
-  const double rows = e.decode.head_ms - e.decode.base_ms, change = *e.tpot_change_ms;
+std::vector<std::string> accounting_lines(const CellExplanation& e) {
+  std::vector<std::string> out;
+  if (!e.regressed || !e.tpot_change_ms || *e.tpot_change_ms <= 0) return out;
+  const PhaseExplanation& d = e.decode;
+  const double change = *e.tpot_change_ms, rows = d.rows_delta_ms();
   const bool kernels = e.kind == ProfileOpKind::kernel;
-  std::string count;
-  for (const CounterChange& c : e.decode.counters)
-    if (c.counter == (kernels ? "kernels" : "ops"))
-      count = fmt::format("; {} -> {} {} per step", fmt_count(c.base), fmt_count(c.head),
-                          kernels ? "kernels" : "ops");
-  return fmt::format(
-      "decode step: the profiled {} time changed {:+.4f} ms of the {:+.4f} ms tpot change "
-      "({:.0f}%); "
-      "the other {:+.4f} ms is time outside {}{}",
-      kernels ? "kernel" : "host op", rows, change, 100 * rows / change, change - rows,
-      kernels ? "kernels (launches and the gaps between them)" : "the ops' self time", count);
+  const char* row_noun = kernels ? "kernels" : "host ops";
+  auto share = [&](double ms) {
+    return fmt::format("{:.0f}% of the tpot change", 100 * ms / change);
+  };
+  if (d.other_rows > 0)
+    out.push_back(fmt::format(
+        "{}: {} {} {} {:+.4f} ms", d.phase, d.grew.empty() ? "the" : "the other", d.other_rows,
+        d.other_rows == 1 ? (kernels ? "kernel" : "host op") : row_noun, d.other_delta_ms));
+  if (!d.timeline) {
+    // Profiles that did not place their steps on the device's timeline (stored before it was
+    // measured, or an --exec benchmark that leaves it out): what the rows leave is unmeasured.
+    std::string count;
+    for (const CounterChange& c : d.counters)
+      if (c.counter == (kernels ? "kernels" : "ops"))
+        count = fmt::format("; {} -> {} {} per step", fmt_count(c.base), fmt_count(c.head),
+                            kernels ? "kernels" : "ops");
+    out.push_back(fmt::format(
+        "{}: the profiled {} time changed {:+.4f} ms of the {:+.4f} ms tpot change ({:.0f}%); "
+        "the other {:+.4f} ms is time outside {} (not measured: the profiles have no device "
+        "timeline){}",
+        d.phase, kernels ? "kernel" : "host op", rows, change, 100 * rows / change, change - rows,
+        kernels ? "kernels (launches and the gaps between them)" : "the ops' self time", count));
+    return out;
+  }
+  const StepTimeline& t = *d.timeline;
+  const char* between = kernels ? "time between kernels (launch gaps, copies, idle)"
+                                : "time between host ops (the model's own code, the dispatcher)";
+  out.push_back(fmt::format("{}: {} {:.4f} -> {:.4f} ms ({:+.4f} ms, {})", d.phase, between,
+                            t.base_gap_ms(), t.head_gap_ms(), t.gap_delta_ms(),
+                            share(t.gap_delta_ms())));
+  const double overlap = d.overlap_delta_ms();
+  if (std::fabs(overlap) >= 5e-5)
+    out.push_back(fmt::format("{}: {} that ran at the same time, counted twice above: {:+.4f} ms",
+                              d.phase, row_noun, -overlap));
+  const double listed = t.span_delta_ms();
+  out.push_back(fmt::format(
+      "{}: the {} above and the time between them add up to {:+.4f} ms per step on the {} timeline "
+      "(span {:.4f} -> "
+      "{:.4f} ms): {:.0f}% of the {:+.4f} ms tpot change; the other {:+.4f} ms is outside the "
+      "profiled steps' span (before a step's first {}, and the timed runs against the profiled "
+      "one)",
+      d.phase, row_noun, listed, kernels ? "device" : "host", t.base_span_ms, t.head_span_ms,
+      100 * listed / change, change, change - listed, kernels ? "kernel" : "op"));
+  return out;
 }
-
-}  // namespace
 
 std::vector<std::string> appeared_lines(const CellExplanation& e) {
   std::vector<std::string> out;
@@ -162,11 +190,27 @@ nlohmann::json to_json(const CellExplanation& e) {
                           {"base", c.base},
                           {"head", c.head},
                           {"by_name", ops(c.by_name)}});
-    return json{{"base_ms", p.base_ms},
-                {"head_ms", p.head_ms},
-                {"grew", ops(p.grew)},
-                {"appeared", ops(p.appeared)},
-                {"disappeared", ops(p.disappeared)},
+    json timeline;
+    if (p.timeline) {
+      const StepTimeline& t = *p.timeline;
+      timeline = {{"base_span_ms", t.base_span_ms},
+                  {"head_span_ms", t.head_span_ms},
+                  {"base_busy_ms", t.base_busy_ms},
+                  {"head_busy_ms", t.head_busy_ms},
+                  {"base_gap_ms", t.base_gap_ms()},
+                  {"head_gap_ms", t.head_gap_ms()},
+                  {"gap_delta_ms", t.gap_delta_ms()},
+                  {"overlap_delta_ms", p.overlap_delta_ms()},
+                  {"span_delta_ms", t.span_delta_ms()},
+                  {"gap_share_of_tpot_change",
+                   e.regressed && e.tpot_change_ms && *e.tpot_change_ms > 0 && &p == &e.decode
+                       ? json(t.gap_delta_ms() / *e.tpot_change_ms)
+                       : json()}};
+    }
+    return json{{"base_ms", p.base_ms},        {"head_ms", p.head_ms},
+                {"other_rows", p.other_rows},  {"other_delta_ms", p.other_delta_ms},
+                {"timeline", timeline},        {"grew", ops(p.grew)},
+                {"appeared", ops(p.appeared)}, {"disappeared", ops(p.disappeared)},
                 {"counters", counters}};
   };
   json j = {{"available", e.missing.empty()},
@@ -192,7 +236,7 @@ std::vector<std::string> lines(const CellExplanation& e) {
     out.push_back(fmt::format("profiled {} time per step that grew most:",
                               e.kind == ProfileOpKind::kernel ? "kernel" : "host op"));
   for (auto& l : grew) out.push_back("  " + l);
-  if (auto accounted = accounted_line(e)) out.push_back(*accounted);
+  for (auto& l : accounting_lines(e)) out.push_back(std::move(l));
   if (out.empty()) out.push_back("the profiles show no difference in ops, kernels or counters");
   return out;
 }

@@ -20,6 +20,11 @@ std::vector<std::string> counter_lines(const CellExplanation& e);
 // "decode step: aten::mul 0.0000 -> 0.0310 ms (+0.0310 ms, 41% of the tpot change), 0 -> 12 calls"
 // for a regressed cell's decode step only (profiled time is one noisy sequence).
 std::vector<std::string> growth_lines(const CellExplanation& e);
+// Where a regressed cell's decode step went, beside growth_lines: the rows not listed there
+// ("the other 40 kernels -0.0003 ms"), the time between kernels on the device's timeline, and how
+// much of the tpot change these lines add up to (the profiled step's span). Without a timeline in
+// the profiles, one line with what the rows leave unexplained.
+std::vector<std::string> accounting_lines(const CellExplanation& e);
 // "decode step: appeared aten::sigmoid x12, aten::mul x12" / "... disappeared ..."
 std::vector<std::string> appeared_lines(const CellExplanation& e);
 // Why the counters are shown for a cell the timing test did not flag, or empty for a

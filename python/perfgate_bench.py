@@ -419,7 +419,7 @@ def _summarise(events, cuda, step):
             rows[key] = {"kind": kind, "name": key[1], "count": 0, "total_ms": 0.0}
         return rows[key]
 
-    spans, allocs = [], []
+    spans, allocs, kernel_spans, copy_spans = [], [], [], []
     device = "cuda" if cuda else "cpu"
     for e in events:
         name = e.name()
@@ -432,14 +432,16 @@ def _summarise(events, cuda, step):
             if where == device:
                 allocs.append((e.start_ns(), e.nbytes()))
         elif on_device:
-            if name.startswith("Memcpy"):
+            if name.startswith("Memcpy") or name.startswith("Memset"):
                 if "DtoH" in name:
                     step["d2h_copies"] += 1
-            elif not name.startswith("Memset"):
+                copy_spans.append((e.start_ns(), e.start_ns() + e.duration_ns()))
+            else:
                 r = row("kernel", name)
                 r["count"] += 1
                 r["total_ms"] += e.duration_ns() / 1e6
                 step["kernels"] += 1
+                kernel_spans.append((e.start_ns(), e.start_ns() + e.duration_ns()))
         elif _is_runtime_call(name):
             if name in _SYNC_CALLS:
                 step["syncs"] += 1
@@ -468,6 +470,10 @@ def _summarise(events, cuda, step):
     while open_:
         close()
     step["ops"] = len(spans)
+    if cuda:
+        _timeline(kernel_spans, copy_spans, step)
+    else:
+        _timeline([(start, max(start, -neg_end)) for _, start, neg_end, _ in spans], [], step)
     held = peak = 0
     for _, nbytes in sorted(allocs, key=lambda a: a[0]):
         if nbytes > 0:
@@ -477,6 +483,27 @@ def _summarise(events, cuda, step):
     step["peak_bytes"] = peak
     by_name = sorted(rows.values(), key=lambda r: -r["total_ms"])
     step["by_name"] = by_name[:MAX_ROWS_PER_STEP]
+
+
+def _covered_ns(intervals):
+    """The time at least one of the [start, end) intervals covers (their union), ns."""
+    covered = end = 0
+    for s, e in sorted(intervals):
+        if e > end:
+            covered += e - max(s, end)
+            end = e
+    return covered
+
+
+def _timeline(rows, others, step):
+    """span_ms and busy_ms (docs/PROTOCOL.md): the step on its device's timeline, from its first
+    kernel (or copy; ATen op on a CPU) to the end of its last, and the time a kernel ran in it."""
+    if not rows:
+        return
+    first = min(s for s, _ in rows + others)
+    last = max(e for _, e in rows + others)
+    step["span_ms"] = (last - first) / 1e6
+    step["busy_ms"] = min(step["span_ms"], _covered_ns(rows) / 1e6)
 
 
 def _new_step(index):

@@ -38,6 +38,19 @@ struct ProfileParser {
     return j.get<std::string>();
   }
 
+  // span_ms and busy_ms: optional (documents written before them have neither), both or neither.
+  void timeline(const json& j, const std::string& p, ProfileStep& s) const {
+    auto it_span = j.find("span_ms"), it_busy = j.find("busy_ms");
+    const bool span = it_span != j.end() && !it_span->is_null();
+    const bool busy = it_busy != j.end() && !it_busy->is_null();
+    if (span != busy) bad(p + (span ? "/busy_ms" : "/span_ms"), "span_ms and busy_ms go together");
+    if (!span) return;
+    s.span_ms = number(*it_span, p + "/span_ms");
+    s.busy_ms = number(*it_busy, p + "/busy_ms");
+    if (*s.busy_ms > *s.span_ms * (1 + 1e-9) + 1e-9)
+      bad(p + "/busy_ms", "must not exceed span_ms (the time a kernel ran within the step's span)");
+  }
+
   ProfileStep step(const json& j, const std::string& p) const {
     ProfileStep s;
     const json& index = field(j, "step", p);
@@ -52,6 +65,7 @@ struct ProfileParser {
     s.alloc_bytes = count(field(j, "alloc_bytes", p), p + "/alloc_bytes");
     if (const json& peak = field(j, "peak_bytes", p); !peak.is_null())
       s.peak_bytes = count(peak, p + "/peak_bytes");
+    timeline(j, p, s);
     const json& rows = field(j, "by_name", p);
     if (!rows.is_array()) bad(p + "/by_name", "expected an array");
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -88,6 +102,8 @@ json profile_to_json(const CellProfile& p) {
                      {"d2h_copies", s.d2h_copies},
                      {"alloc_bytes", s.alloc_bytes},
                      {"peak_bytes", s.peak_bytes ? json(*s.peak_bytes) : json()},
+                     {"span_ms", s.span_ms ? json(*s.span_ms) : json()},
+                     {"busy_ms", s.busy_ms ? json(*s.busy_ms) : json()},
                      {"by_name", std::move(rows)}});
   }
   return {{"profiler", valid_utf8(p.profiler)},

@@ -288,6 +288,15 @@ CREATE TABLE detected_regressions (
   UNIQUE (series_id, metric, commit_sha)
 );
 )sql",
+      // 12: each profiled step on its device's timeline (docs/STORE.md, "Profiles"): the span
+      // from its first kernel (ATen op on a CPU) to the end of its last, and the time in it when
+      // one ran; span - busy is the time between kernels. Steps stored before were not measured
+      // so: NULL.
+      R"sql(
+ALTER TABLE profile_steps ADD COLUMN span_ms REAL CHECK (span_ms IS NULL OR span_ms >= 0);
+ALTER TABLE profile_steps ADD COLUMN busy_ms REAL
+  CHECK ((busy_ms IS NULL) = (span_ms IS NULL) AND (busy_ms IS NULL OR busy_ms >= 0));
+)sql",
   };
   return steps;
 }

@@ -1,5 +1,5 @@
-// Cell profiles in the store (schema step 6, docs/STORE.md "Profiles"): written with their cell,
-// read back with the samples.
+// Cell profiles in the store (schema steps 7 and 12, docs/STORE.md "Profiles"): written with their
+// cell, read back with the samples.
 #include <functional>
 #include <map>
 #include <unordered_map>
@@ -15,7 +15,8 @@ void write_profile(sqlite3* db, int64_t cell_id, const CellProfile& p) {
   head.bind(1, cell_id).bind(2, p.profiler).bind(3, p.wall_ms).bind(4, p.note).run();
   sql::Stmt step(db,
                  "INSERT INTO profile_steps(cell_id, step, wall_ms, ops, kernels, syncs, "
-                 "d2h_copies, alloc_bytes, peak_bytes) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+                 "d2h_copies, alloc_bytes, peak_bytes, span_ms, busy_ms) "
+                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   sql::Stmt name(db,
                  "INSERT INTO profile_names(name) VALUES(?1) ON CONFLICT(name) DO UPDATE SET "
                  "name = excluded.name RETURNING id");
@@ -33,6 +34,10 @@ void write_profile(sqlite3* db, int64_t cell_id, const CellProfile& p) {
       step.bind(9, *s.peak_bytes);
     else
       step.bind_null(9);
+    if (s.span_ms && s.busy_ms)
+      step.bind(10, *s.span_ms).bind(11, *s.busy_ms);
+    else
+      step.bind_null(10).bind_null(11);
     step.run();
     for (const ProfileOp& o : s.ops_by_name) {
       auto it = name_ids.find(o.name);
@@ -72,7 +77,7 @@ void load_profiles(sqlite3* db, const std::string& where,
   {
     sql::Stmt s(db,
                 "SELECT p.cell_id, p.step, p.wall_ms, p.ops, p.kernels, p.syncs, p.d2h_copies, "
-                "p.alloc_bytes, p.peak_bytes FROM profile_steps p" +
+                "p.alloc_bytes, p.peak_bytes, p.span_ms, p.busy_ms FROM profile_steps p" +
                     join + where + " ORDER BY p.cell_id, p.step");
     bind(s);
     while (s.step()) {
@@ -85,6 +90,10 @@ void load_profiles(sqlite3* db, const std::string& where,
       st.d2h_copies = s.int64(6);
       st.alloc_bytes = s.int64(7);
       if (!s.is_null(8)) st.peak_bytes = s.int64(8);
+      if (!s.is_null(9) && !s.is_null(10)) {
+        st.span_ms = s.real(9);
+        st.busy_ms = s.real(10);
+      }
       cell_by_id.at(s.int64(0))->profile->steps.push_back(std::move(st));
     }
     for (const auto& [id, cell] : cell_by_id)

@@ -78,7 +78,7 @@ std::string render_compare_explanations(const CompareView& v) {
       body += "<p class=\"muted\">No explanation: " + html_escape(e->missing) + "</p>";
     } else {
       const auto appeared = rx::appeared_lines(*e), counters = rx::counter_lines(*e);
-      std::string shown = growth_table(*e);
+      std::string shown = growth_table(*e) + list(rx::accounting_lines(*e), "explain-accounted");
       if (!appeared.empty())
         shown += "<h4>Appeared and disappeared</h4>" + list(appeared, "explain-appeared");
       if (!counters.empty())

@@ -6,13 +6,17 @@ what the explanation says and whether it says what the head changed.
 
 Checks, per cell of decode latency (tpot_ms):
   extra_op   the decode phase names a row with "sigmoid" in its name (appeared, grew, or a changed
-             ops/kernels count), and the kernel-time deltas it lists (grew and appeared, each name
-             once) sum to within 15% of the tpot change
+             ops/kernels count), and the deltas the explanation lists sum to within 15% of the
+             tpot change: the kernels that grew, the other kernels' line and the line of the time
+             between kernels (from each profiled step's span and busy time on the device's
+             timeline; without a timeline, the kernel rows alone)
   item_sync  one more host-device sync per decode step
 With --cpu (explain_gpu.sh --tiny) the timing check is shown, not enforced (a CPU's host-op times
 under the profiler are not a GPU's device time), and so is the naming on the aoti path (an
 AOTInductor package's CPU code is generated C++, not ATen ops the profiler sees).
-Prints a markdown table; exits 1 when a check fails, 2 when a document is missing or malformed.
+Prints a markdown table (the kernel rows' delta, the time between kernels, their sum and its share
+of the tpot change, and the kernel rows' share alone); exits 1 when a check fails, 2 when a
+document is missing or malformed.
 """
 import json
 import sys
@@ -21,12 +25,16 @@ TOLERANCE = 0.15
 
 
 def listed_delta_ms(decode):
-    seen, total = set(), 0.0
-    for row in decode.get("grew", []) + decode.get("appeared", []):
-        if row["name"] not in seen and row.get("delta_ms") is not None:
-            seen.add(row["name"])
-            total += row["delta_ms"]
-    return total
+    """(kernel rows, time between kernels or None, their sum): what the explanation's lines list
+    per decode step. The rows: those that grew most plus the line of all the others (their sum is
+    every row's change); the time between: the timeline's gap, less any overlap of rows that ran at
+    once (counted twice in the rows)."""
+    rows = sum(r["delta_ms"] for r in decode.get("grew", [])) + decode.get("other_delta_ms", 0.0)
+    t = decode.get("timeline")
+    if not t:
+        return rows, None, rows
+    gap = t["gap_delta_ms"] - t.get("overlap_delta_ms", 0.0)
+    return rows, gap, rows + gap
 
 
 def counter(decode, name):
@@ -75,13 +83,13 @@ def main(argv):
             e = c.get("explain") or {}
             if not e.get("available"):
                 failures.append("%s: no explanation (%s)" % (label, e.get("missing")))
-                rows.append([label, c.get("verdict"), "-", "-", "-", "-", "-", "no explanation"])
+                rows.append([label, c.get("verdict")] + ["-"] * 7 + ["no explanation"])
                 continue
             d = e.get("decode") or {}
             tpot = e.get("tpot_change_ms")
-            listed = listed_delta_ms(d)
-            total = (d.get("head_ms") or 0) - (d.get("base_ms") or 0)
+            rows_ms, gap_ms, listed = listed_delta_ms(d)
             ratio = listed / tpot if tpot else None
+            rows_ratio = rows_ms / tpot if tpot else None
             syncs = counter(d, "syncs")
             sync_text = "%g -> %g" % (syncs["base"], syncs["head"]) if syncs else "="
             named = ""
@@ -93,9 +101,14 @@ def main(argv):
                 if not hit and not (cpu and path == "aoti"):
                     ok = False
                     failures.append("%s: the explanation names no sigmoid row" % label)
+                if time_enforced and gap_ms is None:
+                    ok = False
+                    failures.append("%s: the profiles have no timeline (span_ms, busy_ms): the "
+                                    "time between kernels is not measured" % label)
                 if time_enforced and (ratio is None or abs(ratio - 1) > TOLERANCE):
                     ok = False
-                    failures.append("%s: listed kernel-time deltas %.4f ms vs tpot change %s ms"
+                    failures.append("%s: listed deltas (kernels and the time between them) "
+                                    "%.4f ms vs tpot change %s ms"
                                     % (label, listed, "%.4f" % tpot if tpot else "n/a"))
             elif head == "item_sync":
                 if not syncs or syncs["head"] - syncs["base"] < 1 - 1e-9:
@@ -103,13 +116,14 @@ def main(argv):
                     failures.append("%s: no added host-device sync per decode step" % label)
                 d2h = counter(d, "d2h_copies")
                 named = "d2h %g -> %g" % (d2h["base"], d2h["head"]) if d2h else "d2h ="
-            rows.append([label, c.get("verdict"), e.get("kind"),
-                         "%.4f" % tpot if tpot is not None else "n/a", "%.4f" % listed,
-                         "%.4f" % total, "%.2f" % ratio if ratio is not None else "n/a",
+            fmt = lambda v, f="%.4f": f % v if v is not None else "n/a"  # noqa: E731
+            rows.append([label, c.get("verdict"), e.get("kind"), fmt(tpot), fmt(rows_ms),
+                         fmt(gap_ms), fmt(listed), fmt(ratio, "%.2f"), fmt(rows_ratio, "%.2f"),
                          "%s; syncs %s; %s" % (named, sync_text, "ok" if ok else "FAIL")])
-    print("| cell | verdict | rows | tpot change ms | listed delta ms | all rows delta ms | "
-          "listed / tpot | named; syncs; check |")
-    print("| --- | --- | --- | --: | --: | --: | --: | --- |")
+    print("| cell | verdict | rows | tpot change ms | kernel rows delta ms | between kernels "
+          "delta ms | listed delta ms | listed / tpot | kernel rows / tpot | "
+          "named; syncs; check |")
+    print("| --- | --- | --- | --: | --: | --: | --: | --: | --: | --- |")
     for r in rows:
         print("| " + " | ".join(str(x) for x in r) + " |")
     print()

@@ -84,7 +84,7 @@ class Fields {
 ProfileStep read_step(const json& j, const std::string& where, int line, int expected_step) {
   const Fields f(j, where, line);
   f.only_keys({"step", "wall_ms", "ops", "kernels", "syncs", "d2h_copies", "alloc_bytes",
-               "peak_bytes", "by_name"});
+               "peak_bytes", "span_ms", "busy_ms", "by_name"});
   ProfileStep s;
   const json& index = f.required("step");
   if (!index.is_number_integer() || index.get<int64_t>() != expected_step)
@@ -99,6 +99,16 @@ ProfileStep read_step(const json& j, const std::string& where, int line, int exp
   s.d2h_copies = f.count("d2h_copies");
   s.alloc_bytes = f.count("alloc_bytes");
   if (f.optional("peak_bytes")) s.peak_bytes = f.count("peak_bytes");
+  if (f.optional("span_ms") || f.optional("busy_ms")) {
+    if (!f.optional("span_ms") || !f.optional("busy_ms"))
+      f.fail(f.path(f.optional("span_ms") ? "busy_ms" : "span_ms"),
+             "is missing: span_ms and busy_ms go together");
+    s.span_ms = f.millis("span_ms");
+    s.busy_ms = f.millis("busy_ms");
+    if (*s.busy_ms > *s.span_ms * (1 + 1e-9) + 1e-9)
+      f.fail(f.path("busy_ms"),
+             "must not exceed span_ms, got " + Fields::shown(f.required("busy_ms")));
+  }
   const json& rows = f.required("by_name");
   if (!rows.is_array())
     f.fail(f.path("by_name"), "must be an array of {kind, name, count, total_ms}");

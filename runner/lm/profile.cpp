@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "runner/lm/cuda_support.h"
 
@@ -21,6 +24,7 @@ namespace pimpl = torch::profiler::impl;
 enum Activity : uint8_t {
   kCpuOp = 0,
   kGpuMemcpy = 3,
+  kGpuMemset = 4,
   kKernel = 5,
   kCudaRuntime = 7,
   kCpuInstant = 9,
@@ -33,6 +37,33 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 bool is_sync_call(const std::string& name) {
   return name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize" ||
          name == "cudaEventSynchronize" || name == "cudaMemcpy" || name == "cudaMemcpy2D";
+}
+
+// [start, end) intervals in ns -> the time at least one of them covers (their union), ms.
+double covered_ms(std::vector<std::pair<uint64_t, uint64_t>> spans) {
+  std::sort(spans.begin(), spans.end());
+  uint64_t covered = 0, end = 0;
+  for (const auto& [s, e] : spans) {
+    if (e <= end) continue;
+    covered += e - std::max(s, end);
+    end = e;
+  }
+  return static_cast<double>(covered) / 1e6;
+}
+
+// The step on its device's timeline (core/profile.h): `rows` are the intervals of what the rows
+// time (kernels on CUDA, ATen ops on a CPU), `others` device work outside the rows (copies).
+void timeline(const std::vector<std::pair<uint64_t, uint64_t>>& rows,
+              const std::vector<std::pair<uint64_t, uint64_t>>& others, ProfileStep& step) {
+  if (rows.empty()) return;
+  uint64_t first = UINT64_MAX, last = 0;
+  for (const auto* v : {&rows, &others})
+    for (const auto& [s, e] : *v) {
+      first = std::min(first, s);
+      last = std::max(last, e);
+    }
+  step.span_ms = static_cast<double>(last - first) / 1e6;
+  step.busy_ms = std::min(*step.span_ms, covered_ms(rows));
 }
 
 // One step's events -> its rows and counters. Host ops get their self time (their own duration
@@ -57,6 +88,7 @@ void summarise(const std::vector<kprof::KinetoEvent>& events, const at::Device& 
     int64_t bytes;
   };
   std::vector<Alloc> allocs;
+  std::vector<std::pair<uint64_t, uint64_t>> kernel_spans, copy_spans;
   for (const auto& e : events) {
     const uint8_t type = e.activityType();
     if (type == kCpuOp) {
@@ -66,8 +98,10 @@ void summarise(const std::vector<kprof::KinetoEvent>& events, const at::Device& 
       ++r.count;
       r.total_ms += static_cast<double>(e.durationNs()) / 1e6;
       ++step.kernels;
-    } else if (type == kGpuMemcpy) {
-      if (e.name().find("DtoH") != std::string::npos) ++step.d2h_copies;
+      kernel_spans.push_back({e.startNs(), e.startNs() + e.durationNs()});
+    } else if (type == kGpuMemcpy || type == kGpuMemset) {
+      if (type == kGpuMemcpy && e.name().find("DtoH") != std::string::npos) ++step.d2h_copies;
+      copy_spans.push_back({e.startNs(), e.startNs() + e.durationNs()});
     } else if (type == kCudaRuntime) {
       if (is_sync_call(e.name())) ++step.syncs;
     } else if (type == kCpuInstant && e.name() == "[memory]" && e.deviceType() == device.type()) {
@@ -98,6 +132,13 @@ void summarise(const std::vector<kprof::KinetoEvent>& events, const at::Device& 
   }
   while (!open.empty()) close();
   step.ops = static_cast<int64_t>(ops.size());
+  if (device.is_cuda()) {
+    timeline(kernel_spans, copy_spans, step);
+  } else {
+    std::vector<std::pair<uint64_t, uint64_t>> op_spans;
+    for (const Span& s : ops) op_spans.push_back({s.start, std::max(s.start, s.end)});
+    timeline(op_spans, {}, step);
+  }
   std::sort(allocs.begin(), allocs.end(),
             [](const Alloc& a, const Alloc& b) { return a.at < b.at; });
   int64_t held = 0, peak = 0;

@@ -83,13 +83,21 @@ TEST_F(Explain, NamesTheNewOpsAndEveryChangedCounter) {
       << table;
   EXPECT_NE(table.find("exact counters changed; timing verdict unchanged"), std::string::npos);
   EXPECT_NE(table.find("decode step: appeared aten::sigmoid x12"), std::string::npos);
-  // What the rows account for, and the rest: 0.13 ms of host op self time per step grew.
-  EXPECT_NE(table.find("decode step: the profiled host op time changed +0.1300 ms of the +0.5"),
+  // Where the step went: 0.13 ms of host op self time per step grew, and 0.3 ms between the
+  // ops; together the step's span on the host's timeline.
+  EXPECT_NE(table.find("decode step: the other 3 host ops +0.0000 ms"), std::string::npos) << table;
+  EXPECT_NE(table.find("decode step: time between host ops (the model's own code, the "
+                       "dispatcher) 0.2000 -> 0.5000 ms (+0.3000 ms, 59% of the tpot change)"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("is time outside the ops' self time; 108 -> 132 ops per step"),
+  EXPECT_NE(table.find("decode step: the host ops above and the time between them add up to "
+                       "+0.4300 ms per step on the host timeline (span 0.7600 -> 1.1900 ms): "
+                       "84% of the +0.5100 ms tpot change; the other +0.0800 ms is outside the "
+                       "profiled steps' span (before a step's first op, and the timed runs "
+                       "against the profiled one)"),
             std::string::npos)
       << table;
+  EXPECT_EQ(table.find("counted twice"), std::string::npos) << table;  // one thread: no overlap
 
   const std::string md = render(GateMarkdownReporter(), c);
   EXPECT_NE(md.find("<details><summary>❌ Why <code>"), std::string::npos) << md;
@@ -102,6 +110,18 @@ TEST_F(Explain, NamesTheNewOpsAndEveryChangedCounter) {
   EXPECT_EQ(e["kind"], "op");
   EXPECT_EQ(e["decode"]["appeared"][0]["name"], "aten::sigmoid");
   EXPECT_EQ(e["decode"]["counters"][0]["counter"], "ops");
+  const auto& t = e["decode"]["timeline"];
+  EXPECT_NEAR(t["gap_delta_ms"].get<double>(), 0.3, 1e-9);
+  EXPECT_NEAR(t["span_delta_ms"].get<double>(), 0.43, 1e-9);
+  EXPECT_NEAR(t["overlap_delta_ms"].get<double>(), 0, 1e-9);
+  // The listed deltas (rows that grew, the other rows, the time between) are the span's change.
+  double listed = e["decode"]["other_delta_ms"].get<double>() + t["gap_delta_ms"].get<double>() -
+                  t["overlap_delta_ms"].get<double>();
+  for (const auto& g : e["decode"]["grew"]) listed += g["delta_ms"].get<double>();
+  EXPECT_NEAR(listed, t["span_delta_ms"].get<double>(), 1e-9);
+  EXPECT_NEAR(t["gap_share_of_tpot_change"].get<double>() * e["tpot_change_ms"].get<double>(), 0.3,
+              1e-9);
+  EXPECT_TRUE(j["cells"][1]["explain"]["decode"]["timeline"]["gap_share_of_tpot_change"].is_null());
   EXPECT_EQ(j["cells"][1]["explain"]["counters_changed"], true);
   EXPECT_EQ(j["verdict"], "regression");
 }
@@ -152,6 +172,106 @@ TEST(ExplainKernels, InductorKernelsAreMatchedWithoutTheirIndex) {
   ASSERT_EQ(d.grew.size(), 1u);  // the shifted kernels take as long as before
   EXPECT_NEAR(d.grew[0].delta_ms(), 0.030, 1e-9);
   EXPECT_NEAR(d.head_ms - d.base_ms, 0.030, 1e-9);
+}
+
+// A GPU step as the H200 showed it: the head's 22 new kernels take 0.030 ms, and the graph's replay
+// spends 0.011 ms more between kernels. The explanation lists that time as its own line, and its
+// lines add up to the change of the step's span on the device; kernels that ran at once on two
+// streams are counted once.
+TEST(ExplainKernels, TheTimeBetweenKernelsIsItsOwnLineAndTheLinesAddUpToTheSpan) {
+  auto step = [](bool head) {
+    ProfileStep s;
+    s.step = 0;
+    auto add = [&](const std::string& name, int64_t count, double ms) {
+      s.ops_by_name.push_back({ProfileOpKind::kernel, name, count, ms});
+      s.kernels += count;
+    };
+    add("nvjet_gemm_bf16", 88, 1.2);
+    add("side_stream_copy_kernel", 1, 0.010);  // runs beside the gemms, on another stream
+    if (head) add("triton_poi_fused_mul_sigmoid_7", 22, 0.030);
+    add("triton_red_fused_rms_norm_3", 45, head ? 0.0449 : 0.045);  // a little faster
+    double rows = 0;
+    for (const ProfileOp& o : s.ops_by_name) rows += o.total_ms;
+    s.busy_ms = rows - 0.010;  // the side stream's kernel hides under a gemm
+    s.span_ms = *s.busy_ms + (head ? 0.111 : 0.100);
+    s.wall_ms = *s.span_ms + 0.02;
+    return s;
+  };
+  auto cell_run = [&](const std::string& sha, bool head, uint32_t seed) {
+    pg::Run r = run(sha, head, seed);
+    r.cells.resize(1);
+    CellResult& c = r.cells[0];
+    c.profile->steps = {step(head)};
+    // tpot: 1.25 ms -> 1.30 ms, a regression
+    for (auto& rep : c.samples.decode_ms)
+      for (double& v : rep) v = (head ? 1.30 : 1.25) + 0.001 * (seed % 3);
+    return r;
+  };
+  testing::TempDir dir;
+  const std::string db = (dir / "k.db").string();
+  {
+    Store s(db);
+    for (uint32_t i = 0; i < 3; ++i) {
+      s.import_run(cell_run(kBase, false, i));
+      s.import_run(cell_run(kHead, true, i));
+    }
+  }
+  Store s(db, true);
+  app::GateSettings settings;
+  app::set_min_effect(settings, "0.01");
+  const app::Comparison c = app::compare(s, kBase, kHead, settings);
+  ASSERT_EQ(c.explanations.size(), 1u);
+  const CellExplanation& e = c.explanations[0];
+  ASSERT_TRUE(e.regressed);
+  ASSERT_TRUE(e.decode.timeline);
+  EXPECT_NEAR(e.decode.timeline->gap_delta_ms(), 0.011, 1e-9);
+  EXPECT_NEAR(e.decode.overlap_delta_ms(), 0, 1e-9);
+  ASSERT_EQ(e.decode.grew.size(), 1u);
+  EXPECT_EQ(e.decode.other_rows, 3);
+  EXPECT_NEAR(e.decode.other_delta_ms, -0.0001, 1e-9);
+  EXPECT_NEAR(e.decode.grew[0].delta_ms() + e.decode.other_delta_ms +
+                  e.decode.timeline->gap_delta_ms() - e.decode.overlap_delta_ms(),
+              e.decode.timeline->span_delta_ms(), 1e-12);
+  ReportInfo info;
+  info.explanations = c.explanations;
+  std::ostringstream out;
+  GateTableReporter(false).report(c.result, info, out);
+  const std::string table = out.str();
+  EXPECT_NE(table.find("decode step: time between kernels (launch gaps, copies, idle) 0.1000 -> "
+                       "0.1110 ms (+0.0110 ms, 22% of the tpot change)"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("decode step: the other 3 kernels -0.0001 ms"), std::string::npos) << table;
+  // 0.030 - 0.0001 + 0.011 = 0.0409 of the 0.05 ms tpot change.
+  EXPECT_NE(table.find("add up to +0.0409 ms per step on the device timeline (span "),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("): 82% of the +0.0500 ms tpot change"), std::string::npos) << table;
+}
+
+// Profiles stored before steps had a timeline (or an --exec benchmark's without one): what the
+// rows leave of the tpot change is said, as not measured.
+TEST_F(Explain, WithoutATimelineTheRestIsSaidToBeUnmeasured) {
+  Store s(db);
+  const std::string old(40, 'c');
+  for (uint32_t i = 0; i < 3; ++i) {
+    pg::Run r = run(old, true, 40 + i);
+    for (auto& c : r.cells)
+      for (ProfileStep& st : c.profile->steps) st.span_ms = st.busy_ms = std::nullopt;
+    s.import_run(r);
+  }
+  const auto c = app::compare(s, kBase, old, {});
+  ASSERT_EQ(c.explanations.size(), 2u);
+  EXPECT_FALSE(c.explanations[0].decode.timeline);
+  const std::string table = render(GateTableReporter(false), c);
+  EXPECT_NE(table.find("decode step: the profiled host op time changed +0.1300 ms of the +0.5"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("(not measured: the profiles have no device timeline); 108 -> 132 ops per "
+                       "step"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("time between host ops"), std::string::npos) << table;
 }
 
 TEST_F(Explain, CounterChangesFailTheGateOnlyWhenAsked) {

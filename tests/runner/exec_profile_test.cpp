@@ -64,6 +64,7 @@ TEST(ExecProfile, ReadsTheProfileLineIntoTheCellsProfile) {
   EXPECT_EQ(p.steps[1].syncs, 1);
   EXPECT_EQ(p.steps[1].alloc_bytes, 4096);
   EXPECT_EQ(p.steps[1].peak_bytes, 2048);
+  EXPECT_FALSE(p.steps[1].span_ms);  // not printed: not measured
   ASSERT_EQ(p.steps[1].ops_by_name.size(), 1u);
   EXPECT_EQ(p.steps[1].ops_by_name[0].kind, ProfileOpKind::op);
   EXPECT_EQ(p.steps[1].ops_by_name[0].name, "aten::sigmoid");
@@ -161,6 +162,26 @@ TEST(ExecProfile, NamesTheFieldOfEveryMalformedRecord) {
             at + "profile.wall_ms must be a finite number >= 0 (milliseconds), got \"fast\"");
   EXPECT_EQ(error_after([](json& j) { j["missing"] = "CUPTI"; }),
             at + "profile has an unknown key \"missing\"");
+  // The step's timeline: optional, a pair, busy within span.
+  EXPECT_EQ(error_after([](json& j) { j["steps"][0]["span_ms"] = 0.5; }),
+            at + "profile.steps[0].busy_ms is missing: span_ms and busy_ms go together");
+  EXPECT_EQ(error_after([](json& j) { j["steps"][0]["busy_ms"] = 0.5; }),
+            at + "profile.steps[0].span_ms is missing: span_ms and busy_ms go together");
+  EXPECT_EQ(error_after([](json& j) {
+              j["steps"][0]["span_ms"] = 0.5;
+              j["steps"][0]["busy_ms"] = 0.75;
+            }),
+            at + "profile.steps[0].busy_ms must not exceed span_ms, got 0.75");
+  EXPECT_EQ(error_after([](json& j) {
+              j["steps"][0]["span_ms"] = -1;
+              j["steps"][0]["busy_ms"] = 0;
+            }),
+            at + "profile.steps[0].span_ms must be a finite number >= 0 (milliseconds), got -1");
+  EXPECT_EQ(error_after([](json& j) {
+              j["steps"][0]["span_ms"] = 0.5;
+              j["steps"][0]["busy_ms"] = 0.25;
+            }),
+            "");
   // Absent or null: the same; no steps at all (the profiled sequence failed) is a profile too.
   EXPECT_EQ(error_after([](json& j) { j["steps"][0].erase("peak_bytes"); }), "");
   EXPECT_EQ(error_after([](json& j) { j["steps"] = json::array(); }), "");

@@ -1,7 +1,8 @@
 """`perfgate run --exec` with python/perfgate_bench.py's profile (protocol 2), end to end on CPU:
 a tiny PyTorch model in a real git repository at two commits, the head adding an unfused
 elementwise op per layer (x * sigmoid(x)); `perfgate compare` explains the change by naming
-aten::sigmoid and its calls per step. A malformed profile line makes the cell an error naming the
+aten::sigmoid and its calls per step, and its listed deltas with the time between ops add up to
+the change of the profiled step's span. A malformed profile line makes the cell an error naming the
 field, a version-1 benchmark (no profile) still works, and `--profile off` asks for no profile.
 Usage: perfgate_bench_profile_test.py PERFGATE_BINARY (ctest runs it with the venv's Python)."""
 
@@ -136,6 +137,10 @@ class ExecProfile(unittest.TestCase):
         self.assertEqual([(r["kind"], r["count"]) for r in linear], [("op", LAYERS)], decode)
         self.assertEqual(decode["ops"], sum(r["count"] for r in decode["by_name"]))
         self.assertGreater(decode["alloc_bytes"], 0)
+        for s in prof["steps"]:  # each step on the host's timeline: busy within span within wall
+            self.assertGreater(s["busy_ms"], 0, s)
+            self.assertLessEqual(s["busy_ms"], s["span_ms"], s)
+            self.assertLessEqual(s["span_ms"], s["wall_ms"] + 0.05, s)
 
         self.write("model.py", MODEL.replace("EXTRA_OP = False", "EXTRA_OP = True"))
         head = commit(self.repo, "model: x * sigmoid(x) after every layer")
@@ -154,6 +159,14 @@ class ExecProfile(unittest.TestCase):
         self.assertEqual(by_name["aten::sigmoid"], (0, LAYERS), ops)
         self.assertEqual(by_name["aten::mul"], (0, LAYERS), ops)
         self.assertIn("aten::sigmoid", [r["name"] for r in explain["decode"]["appeared"]])
+        # The time between ops is measured, and the rows with it are the step's span.
+        d = explain["decode"]
+        t = d["timeline"]
+        self.assertIsNotNone(t, d)
+        rows = sum(r["delta_ms"] for r in d["grew"]) + d["other_delta_ms"]
+        self.assertAlmostEqual(rows, d["head_ms"] - d["base_ms"], places=9)
+        self.assertAlmostEqual(rows + t["gap_delta_ms"] - t["overlap_delta_ms"],
+                               t["span_delta_ms"], places=9)
         # The report a person reads names it too.
         text = subprocess.run([PERFGATE, "compare", "--base", self.base, "--head", head, "--db",
                                self.db, "--repo", self.repo], capture_output=True, text=True)

@@ -133,7 +133,7 @@ TEST(GateResults, ADatabaseFromBeforeTheStepMigratesAndKeepsItsData) {
   }
   Store s(path);
   EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
-  EXPECT_EQ(Store::schema_version(), 11);
+  EXPECT_EQ(Store::schema_version(), 12);
   EXPECT_EQ(s.run_count(), 1);
   EXPECT_TRUE(s.gate_results().empty());
   EXPECT_EQ(s.add_gate_result(gate("pass", 0)).id, 1);

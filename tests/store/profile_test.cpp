@@ -1,5 +1,5 @@
-// Cell profiles in the store (schema step 6): written with their cell, read back exactly, carried
-// by the export JSON and accepted (and validated) by ingest; an older database migrates.
+// Cell profiles in the store (schema steps 7 and 12): written with their cell, read back exactly,
+// carried by the export JSON and accepted (and validated) by ingest; an older database migrates.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -29,6 +29,10 @@ CellProfile sample_profile() {
     s.d2h_copies = 1;
     s.alloc_bytes = 4096;
     if (step >= 0) s.peak_bytes = 2048;
+    if (step != 1) {  // one step without a timeline: an --exec benchmark may leave it out
+      s.span_ms = 0.375;
+      s.busy_ms = 0.0625;
+    }
     s.ops_by_name = {{ProfileOpKind::op, "aten::addmm", 8, 0.25},
                      {ProfileOpKind::op, "aten::mul", 22, 0.125},
                      {ProfileOpKind::kernel, "void gemv<float>(...)", 2, 0.0625}};
@@ -59,6 +63,8 @@ void expect_same(const CellProfile& a, const CellProfile& b) {
     EXPECT_EQ(x.d2h_copies, y.d2h_copies);
     EXPECT_EQ(x.alloc_bytes, y.alloc_bytes);
     EXPECT_EQ(x.peak_bytes, y.peak_bytes);
+    EXPECT_EQ(x.span_ms, y.span_ms);
+    EXPECT_EQ(x.busy_ms, y.busy_ms);
     ASSERT_EQ(x.ops_by_name.size(), y.ops_by_name.size());
     for (size_t k = 0; k < x.ops_by_name.size(); ++k) {
       EXPECT_EQ(x.ops_by_name[k].kind, y.ops_by_name[k].kind);
@@ -114,6 +120,71 @@ TEST(Profiles, IngestRefusesAMalformedProfileWithItsPointer) {
   j["runs"][0]["cells"][0]["profile"]["steps"][1]["ops"] = 3;
   j["runs"][0]["cells"][0]["profile"]["steps"][1]["by_name"][0]["kind"] = "python";
   EXPECT_THROW(runs_from_json(j.dump(), "request body"), UsageError);
+}
+
+TEST(Profiles, IngestTakesTheTimelineAsAPairWithBusyWithinSpan) {
+  TempDir dir;
+  Store a(dir.file("a.db"));
+  const int64_t id = test::write_run(a, profiled_run());
+  auto j = nlohmann::json::parse(runs_to_json({*a.load_run(id)}, true));
+  auto& st = j["runs"][0]["cells"][0]["profile"]["steps"][0];
+  EXPECT_EQ(st["span_ms"], 0.375);
+  EXPECT_TRUE(j["runs"][0]["cells"][0]["profile"]["steps"][2]["span_ms"].is_null());
+  auto refused = [&](const char* what) {
+    try {
+      runs_from_json(j.dump(), "request body");
+      ADD_FAILURE() << "accepted: " << what;
+      return std::string();
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+  };
+  st["busy_ms"] = 0.5;  // more busy time than the step spans
+  EXPECT_EQ(refused("busy > span"),
+            "request body: /runs/0/cells/0/profile/steps/0/busy_ms: must not exceed span_ms (the "
+            "time a kernel ran within the step's span)");
+  st.erase("busy_ms");
+  EXPECT_EQ(refused("span alone"),
+            "request body: /runs/0/cells/0/profile/steps/0/busy_ms: span_ms and busy_ms go "
+            "together");
+  st.erase("span_ms");  // a document from before the timeline: neither
+  const auto runs = runs_from_json(j.dump(), "request body");
+  EXPECT_FALSE(runs[0].cells[0].profile->steps[0].span_ms);
+  EXPECT_TRUE(runs[0].cells[0].profile->steps[1].span_ms);
+}
+
+// Step 12 adds the timeline to the steps already stored, as not measured.
+TEST(Profiles, AVersion11StoreKeepsItsProfilesWithoutATimeline) {
+  TempDir dir;
+  const std::string path = dir.file("v11.db");
+  {
+    Store s(path);
+    test::write_run(s, profiled_run());
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "ALTER TABLE profile_steps DROP COLUMN busy_ms; ALTER TABLE "
+                           "profile_steps DROP COLUMN span_ms; PRAGMA user_version = 11",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  Store s(path);
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
+  const auto back = s.load_run(1);
+  ASSERT_TRUE(back && back->cells[0].profile);
+  ASSERT_EQ(back->cells[0].profile->steps.size(), 5u);
+  for (const ProfileStep& st : back->cells[0].profile->steps) {
+    EXPECT_FALSE(st.span_ms);
+    EXPECT_FALSE(st.busy_ms);
+  }
+  EXPECT_EQ(back->cells[0].profile->steps[2].ops, 30);
+  // The schema holds the pair together and busy non-negative.
+  EXPECT_NE(
+      sqlite3_exec(s.handle(), "UPDATE profile_steps SET span_ms = 1", nullptr, nullptr, nullptr),
+      SQLITE_OK);
 }
 
 TEST(Profiles, ADatabaseFromBeforeTheStepMigratesAndKeepsItsRuns) {

@@ -38,6 +38,7 @@ int64_t write_run(Store& s, const Run& r, bool finish = true);
 // tests that rebuild what an older perfgate wrote: put it first in their SQL, then undo their own
 // steps.
 inline constexpr const char* kUndoStepsSince9 =
+    "ALTER TABLE profile_steps DROP COLUMN busy_ms; ALTER TABLE profile_steps DROP COLUMN span_ms; "
     "DROP TABLE detected_regressions; DROP TABLE acceptances; DROP INDEX runs_ab; ALTER TABLE runs "
     "DROP COLUMN ab_uuid; ALTER TABLE runs DROP COLUMN "
     "ab_side; "

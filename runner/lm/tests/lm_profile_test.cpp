@@ -73,8 +73,19 @@ TEST_F(LmProfile, EveryStepHasItsOpsAndCountersFromKineto) {
     EXPECT_GT(s.wall_ms, 0);
     EXPECT_GT(count_of(s, "aten::addmm"), 0) << "step " << s.step;
     int64_t rows = 0;
-    for (const ProfileOp& o : s.ops_by_name) rows += o.count;
+    double self_ms = 0;
+    for (const ProfileOp& o : s.ops_by_name) {
+      rows += o.count;
+      self_ms += o.total_ms;
+    }
     EXPECT_EQ(rows, s.ops);  // every call is in exactly one row
+    // The step on the host's timeline: the ops' span and the time one of them ran, which on one
+    // thread is their self times once each; the rest of the span is time between ops.
+    ASSERT_TRUE(s.span_ms && s.busy_ms) << "step " << s.step;
+    EXPECT_GT(*s.busy_ms, 0);
+    EXPECT_LE(*s.busy_ms, *s.span_ms);
+    EXPECT_LE(*s.span_ms, s.wall_ms + 0.05);  // two clocks: Kineto's and the step's
+    EXPECT_NEAR(self_ms, *s.busy_ms, 0.01 * *s.busy_ms) << "step " << s.step;
   }
   // Decode steps of a KV-cached model run the same ops.
   for (size_t i = 2; i < p.steps.size(); ++i) EXPECT_EQ(p.steps[i].ops, p.steps[1].ops);
