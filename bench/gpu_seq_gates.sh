@@ -28,7 +28,8 @@ if [ ! -x "$bin" ] || [ ! -x build-calib/perfgate-runner ]; then
   if ! cmake -S . -B build-calib -DCMAKE_BUILD_TYPE=Release -DPERFGATE_CALIBRATION_SLOWDOWN=ON \
     -DPERFGATE_BUILD_TESTS=OFF "${PLOTLY_ARGS[@]}" >"$W/configure.log" 2>&1 ||
     ! cmake --build build-calib -j"$(nproc)" --target perfgate >"$W/build.log" 2>&1; then
-    tail -30 "$W/configure.log" "$W/build.log" | tee -a "$R/log.txt"
+    cp "$W"/*.log "$R/"
+    tail -n 40 "$W"/*.log | tee -a "$R/log.txt"
     exit 1
   fi
   log "built the calibration build"

@@ -128,8 +128,10 @@ void register_triage_routes(httplib::Server& http, App& app) {
         std::vector<const AlertGroup*> groups;
         for (const auto& c : body["commits"]) {
           if (!c.is_string()) throw HttpError(400, "request body: 'commits' holds SHAs");
+          // A std::string, not the json: GCC 13 in C++20 finds == ambiguous between the two.
+          const auto& sha = c.get_ref<const std::string&>();
           auto it = std::find_if(m->groups.begin(), m->groups.end(),
-                                 [&](const AlertGroup& g) { return g.commit == c; });
+                                 [&](const AlertGroup& g) { return g.commit == sha; });
           if (it == m->groups.end())
             throw HttpError(
                 404, "no alert group has first bad commit " + c.get<std::string>().substr(0, 40));
