@@ -69,6 +69,7 @@ ab::AbSettings settings_from(const AbFlags& f) {
   const std::string worker = s.base.exec.empty() ? ab::builtin_worker_command() : s.base.exec;
   s.base_worker = f.base_worker.empty() ? worker : f.base_worker;
   s.head_worker = f.head_worker.empty() ? worker : f.head_worker;
+  s.default_worker = worker;
   s.order_seed = f.order_seed ? *f.order_seed : ab::random_order_seed();
   s.ab_runs = f.ab_runs;
   s.share_workers = f.share_workers;

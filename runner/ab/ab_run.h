@@ -17,6 +17,10 @@ struct AbSettings {
   // What measures a side's cells (`/bin/sh -c`, in the side's checkout): its `exec` command, or
   // for perfgate's own models this perfgate's worker unless a side names its own.
   std::string base_worker, head_worker;
+  // The worker a side runs when it names none: the `exec` command, or perfgate's own worker.
+  // Every worker finds it in PERFGATE_WORKER_COMMAND, so that a wrapper given as --base-worker or
+  // --head-worker (the action's sandbox, ci/scripts/ab_worker.sh) can run it.
+  std::string default_worker;
   uint64_t order_seed = 0;  // A/B run j (from 0) draws its order with order_seed + j
   // A/B runs measured cell by cell: each cell is measured by every A/B run in turn, each with its
   // own worker per side, so that a difference between two worker processes is replicated and the

@@ -22,10 +22,11 @@ std::string own_executable() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("perfgate-runner");
 }
 
-SideState::SideState(const SweepConfig& cfg, std::string worker, Environment env, AbPairing pairing,
-                     std::string side)
+SideState::SideState(const SweepConfig& cfg, std::string worker, std::string default_worker,
+                     Environment env, AbPairing pairing, std::string side)
     : cfg_(cfg),
       worker_(std::move(worker)),
+      default_worker_(std::move(default_worker)),
       env_(std::move(env)),
       pairing_(std::move(pairing)),
       git_(read_git_info(cfg.repo)),
@@ -75,6 +76,7 @@ SideCell::SideCell(SideState& side, const CellKey& key, const MeasureOptions& op
   exec::WorkerSpec spec;
   spec.command = side.worker_;
   spec.cwd = side.cfg_.repo;
+  spec.env.emplace_back("PERFGATE_WORKER_COMMAND", side.default_worker_);
   spec.timeout = std::chrono::milliseconds(static_cast<int64_t>(side.cfg_.exec_timeout_s * 1000));
   worker_ = side.idle_worker_
                 ? std::make_unique<exec::WorkerClient>(std::move(side.idle_worker_), spec, key, opt)

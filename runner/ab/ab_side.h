@@ -28,8 +28,10 @@ class SideCell;
 
 class SideState {
  public:
-  SideState(const SweepConfig& cfg, std::string worker, Environment env, AbPairing pairing,
-            std::string side);
+  // `default_worker`: what the side runs without a worker of its own, given to every worker as
+  // PERFGATE_WORKER_COMMAND (for a wrapper that runs it, as the action's sandbox does).
+  SideState(const SweepConfig& cfg, std::string worker, std::string default_worker,
+            Environment env, AbPairing pairing, std::string side);
   SideState(SideState&&) = default;
   ~SideState();
 
@@ -52,7 +54,7 @@ class SideState {
  private:
   friend class SideCell;
   SweepConfig cfg_;
-  std::string worker_;
+  std::string worker_, default_worker_;
   Environment env_;
   AbPairing pairing_;
   GitInfo git_;

@@ -30,6 +30,7 @@ WorkerClient::WorkerClient(const WorkerSpec& spec, const CellKey& key, const Mea
   ps.cwd = spec_.cwd;
   for (const auto& kv : cell_environment(key, opt, spec_.cwd, ProtocolMode::worker))
     ps.env.push_back(kv);
+  for (const auto& kv : spec_.env) ps.env.push_back(kv);
   ps.stdin_text = cell_json(key, opt, spec_.cwd, ProtocolMode::worker);
   child_ = std::make_unique<ChildProcess>(ps);
   if (!child_->started()) {

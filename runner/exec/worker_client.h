@@ -29,6 +29,8 @@ struct WorkerSpec {
   // (a repetition; the end with its profile, and the exit after it). Past it the process group is
   // killed and the cell is `error` for this side.
   std::chrono::milliseconds timeout{900'000};
+  // Added to the worker's environment after the cell's variables (PERFGATE_WORKER_COMMAND).
+  std::vector<std::pair<std::string, std::string>> env;
 };
 
 // One timed repetition as the worker reported it.

@@ -166,6 +166,24 @@ class AbRun(unittest.TestCase):
         self.assertIn(n, (3, 4))  # every repetition it took before the head crashed
         self.assertEqual(len(base2["samples"]["ab_position"]), n)
 
+    def test_a_wrapper_worker_runs_the_sides_own_command_from_the_environment(self):
+        # The action's sandbox (ci/scripts/ab_worker.sh) is a --base-worker/--head-worker that
+        # runs what the side would have run, from PERFGATE_WORKER_COMMAND.
+        db = os.path.join(self.tmp.name, "wrapper.db")
+        marks = os.path.join(self.tmp.name, "wrapper-marks")
+        os.makedirs(marks)
+        wrapper = 'echo "$PERFGATE_WORKER_COMMAND" >"%s/$0" && exec sh -c "$PERFGATE_WORKER_COMMAND"'
+        r = self.ab("base-a", "base-b", db,
+                    extra=["--base-worker", "sh -c '%s' base" % (wrapper % marks),
+                           "--head-worker", "sh -c '%s' head" % (wrapper % marks)])
+        self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
+        for side in ("base", "head"):
+            with open(os.path.join(marks, side)) as f:
+                self.assertEqual(f.read().strip(), "python3 bench.py")
+        for run in self.runs(db):
+            self.assertEqual([c["status"] for c in run["cells"]], ["ok", "ok"], run["ab"])
+            self.assertEqual(len(run["cells"][0]["samples"]["prefill_ms"]), 12)
+
     def test_killing_perfgate_kills_both_workers(self):
         db = os.path.join(self.tmp.name, "kill.db")
         pid_dir = tempfile.mkdtemp(dir=self.tmp.name)
