@@ -14,6 +14,11 @@ if ! [[ $PERFGATE_MAX_ROUNDS =~ ^[1-9][0-9]*$ ]] || ((PERFGATE_MAX_ROUNDS < PERF
   pg_die "input 'max-rounds' must be an integer >= rounds ($PERFGATE_ROUNDS), got '$PERFGATE_MAX_ROUNDS'"
 fi
 [[ $PERFGATE_MAX_SECONDS =~ ^[0-9]+$ ]] || pg_die "input 'max-seconds' must be an integer >= 0, got '$PERFGATE_MAX_SECONDS'"
+case $PERFGATE_DESIGN in auto | ab | rounds) ;; *) pg_die "input 'design' must be auto, ab or rounds, got '$PERFGATE_DESIGN'" ;; esac
+[[ $PERFGATE_AB_RUNS =~ ^[1-9][0-9]*$ ]] || pg_die "input 'ab-runs' must be a positive integer, got '$PERFGATE_AB_RUNS'"
+if ! [[ $PERFGATE_MAX_AB_RUNS =~ ^[1-9][0-9]*$ ]] || ((PERFGATE_MAX_AB_RUNS < PERFGATE_AB_RUNS)); then
+  pg_die "input 'max-ab-runs' must be an integer >= ab-runs ($PERFGATE_AB_RUNS), got '$PERFGATE_MAX_AB_RUNS'"
+fi
 [[ $PERFGATE_MAIN_ROUNDS =~ ^[1-9][0-9]*$ ]] || pg_die "input 'main-rounds' must be a positive integer, got '$PERFGATE_MAIN_ROUNDS'"
 pg_bool "$PERFGATE_FAIL_ON_INCONCLUSIVE" || true
 pg_bool "$PERFGATE_REUSE_BASE" || true
@@ -51,6 +56,7 @@ for var in PERFGATE_SWEEP PERFGATE_CHECKOUT PERFGATE_DB PERFGATE_WORK PERFGATE_R
   PERFGATE_PASS_ENV PERFGATE_PREPARE PERFGATE_PREPARE_OUTPUTS PERFGATE_PREPARE_INPUTS \
   PERFGATE_PREPARE_CACHE PERFGATE_BUILD_COMMAND PERFGATE_MAIN_BRANCH PERFGATE_ALPHA \
   PERFGATE_MIN_EFFECT PERFGATE_METRICS PERFGATE_FAIL_ON_COUNTER_CHANGE PERFGATE_CORRECTION \
+  PERFGATE_DESIGN PERFGATE_AB_RUNS PERFGATE_MAX_AB_RUNS \
   PERFGATE_ROUNDS PERFGATE_MAX_ROUNDS PERFGATE_MAX_SECONDS \
   PERFGATE_MAIN_ROUNDS \
   PERFGATE_FAIL_ON_INCONCLUSIVE PERFGATE_REUSE_BASE PERFGATE_RUN_ARGS PERFGATE_SERVER_URL PERFGATE_DASHBOARD_URL \
@@ -59,4 +65,4 @@ for var in PERFGATE_SWEEP PERFGATE_CHECKOUT PERFGATE_DB PERFGATE_WORK PERFGATE_R
   case $value in *$'\n'*) pg_die "$var must be one line" ;; esac
   echo "$var=$value" >>"$GITHUB_ENV"
 done
-pg_log "settings: sweep $PERFGATE_SWEEP, store $PERFGATE_DB, alpha $PERFGATE_ALPHA, min effect $PERFGATE_MIN_EFFECT ($PERFGATE_CORRECTION), metrics ${PERFGATE_METRICS:-default}, fail on counter change $PERFGATE_FAIL_ON_COUNTER_CHANGE, rounds $PERFGATE_ROUNDS (at most $PERFGATE_MAX_ROUNDS, ${PERFGATE_MAX_SECONDS} s), measured code runs as ${PERFGATE_RUN_AS:-$(id -un)} (sandbox: $PERFGATE_SANDBOX)"
+pg_log "settings: sweep $PERFGATE_SWEEP, store $PERFGATE_DB, alpha $PERFGATE_ALPHA, min effect $PERFGATE_MIN_EFFECT ($PERFGATE_CORRECTION), metrics ${PERFGATE_METRICS:-default}, fail on counter change $PERFGATE_FAIL_ON_COUNTER_CHANGE, design $PERFGATE_DESIGN (ab: $PERFGATE_AB_RUNS A/B runs, at most $PERFGATE_MAX_AB_RUNS; rounds: $PERFGATE_ROUNDS, at most $PERFGATE_MAX_ROUNDS; ${PERFGATE_MAX_SECONDS} s), measured code runs as ${PERFGATE_RUN_AS:-$(id -un)} (sandbox: $PERFGATE_SANDBOX)"

@@ -40,6 +40,11 @@
 #   PERFGATE_MAX_SECONDS           benchmarking budget of a pull request in seconds, the first
 #                                  ROUNDS included: no further round starts that would not fit
 #                                  (default 0: the rounds alone bound it)
+#   PERFGATE_DESIGN                auto (default), ab or rounds: how a pull request measures base
+#                                  and head (ab_design.sh; docs/OPERATORS.md, "Design")
+#   PERFGATE_AB_RUNS               A/B runs of design ab (default 5; only the first is profiled)
+#   PERFGATE_MAX_AB_RUNS           most A/B runs while the gate is too wide to decide (sequential
+#                                  looks, pr_more_rounds.sh; default: AB_RUNS, off)
 #   PERFGATE_MAIN_ROUNDS           rounds on a push to main (default 2: replicated runs are the
 #                                  run variance of later gates, `compare --history`)
 #   PERFGATE_FAIL_ON_INCONCLUSIVE  true|false: does exit 3 fail the job (default true)
@@ -78,6 +83,9 @@ PG_SCRIPTS="$PG_CI_DIR/scripts"
 : "${PERFGATE_MAX_ROUNDS:=$PERFGATE_ROUNDS}"
 : "${PERFGATE_MAX_SECONDS:=0}"
 : "${PERFGATE_MAIN_ROUNDS:=2}"
+: "${PERFGATE_DESIGN:=auto}"
+: "${PERFGATE_AB_RUNS:=5}"
+: "${PERFGATE_MAX_AB_RUNS:=$PERFGATE_AB_RUNS}"
 : "${PERFGATE_FAIL_ON_INCONCLUSIVE:=true}"
 : "${PERFGATE_REUSE_BASE:=false}"
 : "${PERFGATE_RUN_ARGS:=}"
@@ -228,4 +236,64 @@ pg_gate_round() {
       pg_bench "$HEAD_BIN" "$HEAD_SRC" "$db" "${profile[@]}"
     fi
   done
+}
+
+# Trusted copies of the base and head commits for `perfgate ab` (pr_bench.sh), in the trusted work
+# directory: perfgate ab reads each side's git commit and resolves its sweep in the checkout it
+# is given, and the trusted side never opens a repository that measured code could write (the
+# sandbox clones). Cloned by the runner's user from the job's own checkout, as pr_prepare.sh
+# reads it, with no hooks and no LFS smudge; each side's worker sees its sandbox clone at this
+# path (pg_untrusted_worker). (Job state: REPO, BASE_SHA, HEAD_SHA.)
+# shellcheck disable=SC2153  # REPO, BASE_SHA, HEAD_SHA: the job state
+pg_ab_copies() {
+  local side sha dir
+  for side in base head; do
+    if [ "$side" = base ]; then sha=$BASE_SHA; else sha=$HEAD_SHA; fi
+    dir="$PERFGATE_WORK/ab/$side"
+    rm -rf "$dir"
+    mkdir -p "$PERFGATE_WORK/ab"
+    git clone -q --shared --no-checkout "$REPO" "$dir" >&2
+    GIT_LFS_SKIP_SMUDGE=1 git -C "$dir" -c core.hooksPath=/dev/null -c advice.detachedHead=false \
+      checkout -q --detach "$sha" >&2
+    chmod 755 "$PERFGATE_WORK/ab" "$dir"
+  done
+}
+
+# One `perfgate ab` of a pull request's gate (design ab, pr_bench.sh and pr_more_rounds.sh): RUNS
+# A/B runs of every cell of the trusted sweep into the trusted database DB, by the trusted
+# perfgate, each side's worker in its own sandbox (ab_worker.sh); PROFILE on (the sweep's
+# setting) or off. Its output goes to stderr between ::stop-commands:: markers (it quotes measured
+# code's names and errors); the pairs a cell it measured are added to AB_PAIRS.
+pg_gate_ab() {
+  local runs=$1 db=$2 profiled=$3
+  local -a extra=() flags=()
+  # shellcheck disable=SC2206  # word splitting of the extra arguments is the point
+  [ -n "$PERFGATE_RUN_ARGS" ] && extra=($PERFGATE_RUN_ARGS)
+  [ "$profiled" = on ] || flags+=(--profile off)
+  local worker token out rc=0
+  worker=$(printf '%q' "$PG_SCRIPTS/ab_worker.sh")
+  token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  out="$PERFGATE_WORK/ab/last.out"
+  pg_log "perfgate ab: $runs A/B run(s) of base ${BASE_SHA:0:12} and head ${HEAD_SHA:0:12}, profile $profiled"
+  echo "::stop-commands::$token" >&2
+  "$(pg_trusted_bin)" ab --config "$SWEEP" --base "$PERFGATE_WORK/ab/base" \
+    --head "$PERFGATE_WORK/ab/head" --base-worker "$worker base" --head-worker "$worker head" \
+    --ab-runs "$runs" --db "$db" "${extra[@]}" "${flags[@]}" >"$out" 2>&1 || rc=$?
+  cat "$out" >&2
+  echo "::$token::" >&2
+  local n
+  while read -r n; do AB_PAIRS=$((${AB_PAIRS:-0} + n)); done < <(
+    sed -n 's/^Stored A\/B run .*, \([0-9][0-9]*\) pairs a cell$/\1/p' "$out")
+  return "$rc"
+}
+
+# The next measurement of a pull request's gate, number N (pr_more_rounds.sh): an alternating
+# round of `perfgate run` (design rounds), or one more A/B run, unprofiled (design ab).
+pg_gate_more() {
+  local n=$1 db=$2
+  if [ "${DESIGN:-rounds}" = ab ]; then
+    pg_gate_ab 1 "$db" off
+  else
+    pg_gate_round "$n" "$db"
+  fi
 }

@@ -23,7 +23,16 @@ rm -f "$md" "$json" "$csv"
 notes=()
 if [ -n "$BASE_NOTE" ]; then notes+=(--note "$BASE_NOTE"); fi
 if [ -n "${PREPARE_NOTES:-}" ]; then notes+=(--note "${PREPARE_NOTES% }"); fi
-if [ -n "${ROUNDS_DONE:-}" ]; then
+# How base and head were measured (ab_design.sh, pr_bench.sh) and why: in the summary and JSON.
+if [ -n "${DESIGN_REASON:-}" ]; then notes+=(--note "Design: ${DESIGN_REASON#design: } (input design: $PERFGATE_DESIGN; docs/OPERATORS.md, \"Design\").")
+fi
+if [ -n "${ROUNDS_DONE:-}" ] && [ "${DESIGN:-rounds}" = ab ]; then
+  # What the gate cost, and why it stopped measuring (pr_more_rounds.sh).
+  more_runs=$((ROUNDS_DONE - PERFGATE_AB_RUNS))
+  cells=$("$bin" export --db "$db" --format csv | awk -F, -v sha="$HEAD_SHA" 'NR > 1 && index($0, sha) { n++ } END { print n + 0 }')
+  cells=$((ROUNDS_DONE > 0 ? cells / ROUNDS_DONE : 0))
+  notes+=(--note "A/B: $ROUNDS_DONE A/B runs of base and head side by side ($PERFGATE_AB_RUNS first, the first profiled, $more_runs more while the gate was too wide to decide; at most $PERFGATE_MAX_AB_RUNS), ${AB_PAIRS:-?} timed pairs a cell in all, $cells cells, so $((${AB_PAIRS:-0} * cells)) pairs; ${BENCH_SECONDS:-?} s of benchmarking in all (wall time of perfgate ab: on a GPU runner, the GPU-seconds this gate held)${SEQ_STOP:+; stopped: $SEQ_STOP}.")
+elif [ -n "${ROUNDS_DONE:-}" ]; then
   # What the gate cost, and why it stopped measuring (pr_more_rounds.sh): in the summary and JSON.
   more_rounds=$((ROUNDS_DONE - PERFGATE_ROUNDS))
   notes+=(--note "Rounds: $ROUNDS_DONE alternating rounds per side ($PERFGATE_ROUNDS first, $more_rounds more while the gate was too wide to decide; at most $PERFGATE_MAX_ROUNDS), ${BENCH_SECONDS:-?} s of benchmarking in all (wall time of the base and head runs: on a GPU runner, the GPU-seconds this gate held)${SEQ_STOP:+; stopped: $SEQ_STOP}.")
@@ -91,6 +100,7 @@ pg_output exit-code "$rc"
 pg_output report-json "$json"
 pg_output report-markdown "$md"
 pg_output runs-csv "$csv"
+pg_output design "${DESIGN:-rounds}"
 pg_log "gate verdict: $verdict (perfgate compare exit $rc)"
 
 pg_state_set GATE_RC "$rc"

@@ -14,10 +14,17 @@
 # looks not taken left: (K - 1) alpha / N + alpha / K <= alpha because K <= N.
 # Job state out: GATE_LOOK, GATE_MAX_LOOKS (the last look's flags), ROUNDS_DONE, BENCH_SECONDS,
 # SEQ_STOP (why the rounds stopped). Outputs: rounds, bench-seconds.
+# Design ab (pr_bench.sh): the same looks, where a round is one more A/B run of every cell
+# (unprofiled), PERFGATE_AB_RUNS and PERFGATE_MAX_AB_RUNS in place of the rounds' settings.
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 pg_state_load
 bin=$(pg_trusted_bin)
+unit="rounds" first_input=rounds max_input=max-rounds
+if [ "${DESIGN:-rounds}" = ab ]; then
+  PERFGATE_ROUNDS=$PERFGATE_AB_RUNS PERFGATE_MAX_ROUNDS=$PERFGATE_MAX_AB_RUNS
+  unit="A/B runs" first_input=ab-runs max_input=max-ab-runs
+fi
 [[ $PERFGATE_MAX_ROUNDS =~ ^[1-9][0-9]*$ ]] ||
   pg_die "PERFGATE_MAX_ROUNDS must be a positive integer, got '$PERFGATE_MAX_ROUNDS'"
 [[ $PERFGATE_MAX_SECONDS =~ ^[0-9]+$ ]] ||
@@ -34,14 +41,15 @@ finish() { # finish LOOK MAX_LOOKS REASON
   pg_state_set BENCH_SECONDS "$spent"
   pg_output rounds "$round"
   pg_output bench-seconds "$spent"
-  pg_log "rounds: $round per side, $spent s of benchmarking; the gate judges look $1 of $2 ($3)"
+  if [ "${DESIGN:-rounds}" = ab ]; then pg_state_set AB_PAIRS "${AB_PAIRS:-0}"; fi
+  pg_log "$unit: $round, $spent s of benchmarking; the gate judges look $1 of $2 ($3)"
   exit 0
 }
 
 round=$ROUNDS_DONE
 spent=${BENCH_SECONDS:-0}
 max_looks=$((PERFGATE_MAX_ROUNDS - PERFGATE_ROUNDS + 1))
-if ((max_looks == 1)); then finish 1 1 "max-rounds = rounds: sequential rounds off"; fi
+if ((max_looks == 1)); then finish 1 1 "$max_input = $first_input: sequential $unit off"; fi
 if [ "$REUSED" = true ] || [ -z "$BASE_BIN" ]; then
   finish 1 1 "no base build in this job: no further rounds"
 fi
@@ -51,7 +59,7 @@ mapfile -t settings < <(pg_gate_setting_flags)
 look=1
 while :; do
   # The last look is pr_gate.sh's: it decides whatever the interval.
-  if ((look == max_looks)); then finish "$look" "$max_looks" "max-rounds reached"; fi
+  if ((look == max_looks)); then finish "$look" "$max_looks" "$max_input reached"; fi
   json=$("$bin" compare --db "$db" --repo "$REPO" --main "$MAIN_REF" \
     --base merge-base --head "$HEAD_SHA" "${settings[@]}" \
     --look "$look" --max-looks "$max_looks" --format json 2>"$PERFGATE_WORK/look.err") || true
@@ -63,12 +71,12 @@ while :; do
     finish "$look" "$max_looks" "decided at look $look"
   fi
   if ((PERFGATE_MAX_SECONDS > 0 && spent + (spent + round - 1) / round > PERFGATE_MAX_SECONDS)); then
-    finish "$look" "$look" "max-seconds: another round would pass the $PERFGATE_MAX_SECONDS s budget"
+    finish "$look" "$look" "max-seconds: another ${unit%s} would pass the $PERFGATE_MAX_SECONDS s budget"
   fi
-  pg_log "look $look of $max_looks: too wide to decide; one more round"
+  pg_log "look $look of $max_looks: too wide to decide; one more ${unit%s}"
   t0=$(date +%s)
   round=$((round + 1))
-  pg_gate_round "$round" "$GATE_DB"
+  pg_gate_more "$round" "$GATE_DB"
   spent=$((spent + $(date +%s) - t0))
   look=$((look + 1))
 done

@@ -120,9 +120,10 @@ pg_trusted_tmp_dirs() {
   done
 }
 
-# The bubblewrap command line of one container (PG_BWRAP, an array) that runs in DIR, for SIDE.
+# The bubblewrap command line of one container (PG_BWRAP, an array) that runs in DIR, for SIDE;
+# with AT, DIR (the side's clone) is also bound at the path AT, and the command runs there.
 pg_bwrap_args() {
-  local dir=$1 side=$2 path
+  local dir=$1 side=$2 at=${3:-} path
   PG_BWRAP=(bwrap --die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts
     --unshare-cgroup-try --ro-bind / / --dev /dev --proc /proc)
   # The GPU's device nodes (NVIDIA's and DRM's), where the host has them.
@@ -147,7 +148,11 @@ pg_bwrap_args() {
       if [ -d "$path" ]; then PG_BWRAP+=(--bind "$path" "$path"); fi
     done
   fi
-  PG_BWRAP+=(--chdir "$dir" --)
+  if [ -n "$at" ]; then
+    PG_BWRAP+=(--bind "$dir" "$at" --chdir "$at" --)
+  else
+    PG_BWRAP+=(--chdir "$dir" --)
+  fi
 }
 
 # Runs CMD... (measured code) in DIR as the sandbox user, inside a fresh container. Its output,
@@ -173,6 +178,41 @@ pg_untrusted() {
   fi
   echo "::$token::" >&2
   return "$rc"
+}
+
+# The variables `perfgate ab` gives a worker for its cell (docs/PROTOCOL.md, "The cell"): the only
+# ones of the trusted perfgate's environment that reach a worker in the sandbox.
+PG_CELL_VARS=(PERFGATE_PROTOCOL PERFGATE_WORKER PERFGATE_MODEL PERFGATE_BATCH PERFGATE_PROMPT_LEN
+  PERFGATE_GEN_TOKENS PERFGATE_WARMUP PERFGATE_REPS PERFGATE_DEVICE PERFGATE_DTYPE PERFGATE_SEED
+  PERFGATE_KV_CACHE PERFGATE_ATTENTION PERFGATE_CUDA_GRAPHS PERFGATE_PROFILE PERFGATE_REPO)
+
+# Runs CMD... (one side's worker of `perfgate ab`: measured code) in SIDE's clone as the sandbox
+# user, inside a fresh container as pg_untrusted does, but with stdin and stdout left to the
+# caller: they are the worker protocol's channel to the trusted `perfgate ab` (outside the
+# sandbox), which validates every line; stderr goes to perfgate, which keeps its tail. AT is the
+# path by which perfgate ab names the side's checkout (the trusted copy pr_bench.sh makes, so that
+# the trusted side never opens a repository measured code wrote): in the container the side's
+# clone is bound there, so the cell's "repo" and PERFGATE_REPO lead to the clone, prepared
+# artifacts included. Only the cell's variables (PG_CELL_VARS) join the clean environment. With
+# PERFGATE_SANDBOX=none the worker runs in the clone itself, PERFGATE_REPO naming it.
+pg_untrusted_worker() {
+  local side=$1 at=$2 var
+  shift 2
+  local dir="$PG_SANDBOX/$side"
+  [ -d "$dir" ] || pg_die "pg_untrusted_worker: no clone of side '$side' in the sandbox"
+  local -a cell=()
+  for var in "${PG_CELL_VARS[@]}"; do
+    if [ -n "${!var+x}" ]; then cell+=("$var=${!var}"); fi
+  done
+  if [ "$PERFGATE_SANDBOX" = bwrap ]; then
+    pg_sandbox_env "$side"
+    pg_bwrap_args "$dir" "$side" "$at"
+    # shellcheck disable=SC2016  # $@ expands in the sandbox's shell
+    pg_switch_user env -i "${PG_SANDBOX_ENV[@]}" "${cell[@]}" "${PG_BWRAP[@]}" \
+      bash -c 'umask 022 && exec "$@"' _ "$@"
+  else
+    pg_as_side_user "$side" "$dir" env "${cell[@]}" "PERFGATE_REPO=$dir" "$@"
+  fi
 }
 
 # Copies a file that measured code wrote in the sandbox to standard output, refusing anything but

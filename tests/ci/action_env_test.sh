@@ -65,6 +65,23 @@ for bad in -0.1 x 0.05,prefill_ms= 0.05,=0.1 0.05,prefill_ms=x 0.05,Prefill=0.1 
   check "min-effect: '$bad' refused, naming the input" refused min-effect
 done
 
+settings
+check "design: auto by default, 5 A/B runs, no more" bash -c \
+  "grep -qx 'PERFGATE_DESIGN=auto' '$tmp/env' && grep -qx 'PERFGATE_AB_RUNS=5' '$tmp/env' &&
+   grep -qx 'PERFGATE_MAX_AB_RUNS=5' '$tmp/env'"
+for good in ab rounds auto; do
+  settings PERFGATE_DESIGN="$good"
+  check "design: '$good' accepted" exported "PERFGATE_DESIGN=$good"
+done
+settings PERFGATE_DESIGN=AB
+check "design: 'AB' refused, naming the input" refused design
+settings PERFGATE_AB_RUNS=3 PERFGATE_MAX_AB_RUNS=
+check "max-ab-runs: empty is ab-runs" exported "PERFGATE_MAX_AB_RUNS=3"
+settings PERFGATE_AB_RUNS=0
+check "ab-runs: 0 refused, naming the input" refused ab-runs
+settings PERFGATE_AB_RUNS=5 PERFGATE_MAX_AB_RUNS=4
+check "max-ab-runs: below ab-runs refused, naming the input" refused max-ab-runs
+
 # The flags of every look: pr_more_rounds.sh's and pr_gate.sh's are these, so they agree.
 flags() { (
   export PERFGATE_METRICS=$1
