@@ -1,7 +1,5 @@
 #include "web/app.h"
 
-#include <sqlite3.h>
-
 #include "app/history.h"
 #include "common/errors.h"
 #include "common/git_remote.h"
@@ -35,22 +33,11 @@ App::App(ServeOptions opt)
       proxies_(opt_.trusted_proxy.empty() ? TrustedProxies{}
                                           : TrustedProxies::parse(opt_.trusted_proxy)),
       serial_(next_app_serial.fetch_add(1)) {
-  // Read-write without CREATE: a read-only connection cannot open a WAL database whose -shm file
-  // does not exist yet; this one still never writes.
-  if (sqlite3_open_v2(opt_.db_path.c_str(), &watcher_, SQLITE_OPEN_READWRITE, nullptr) !=
-          SQLITE_OK ||
-      sqlite3_prepare_v2(watcher_, "PRAGMA data_version", -1, &data_version_, nullptr) !=
-          SQLITE_OK) {
-    const std::string why = watcher_ ? sqlite3_errmsg(watcher_) : "out of memory";
-    sqlite3_close(watcher_);
-    throw RuntimeFailure("database " + opt_.db_path + ": cannot open: " + why);
-  }
+  // The server checked that the file is a perfgate database (Server::Server) before it made this.
+  watcher_ = open_connection(opt_.db_path);
 }
 
-App::~App() {
-  sqlite3_finalize(data_version_);
-  sqlite3_close(watcher_);
-}
+App::~App() = default;
 
 App::StoreLease::StoreLease(App& app) : app_(app) {
   {
@@ -84,9 +71,7 @@ Store& App::store() {
 
 uint64_t App::generation() {
   std::lock_guard lk(watch_mutex_);
-  int64_t v = -1;
-  if (sqlite3_step(data_version_) == SQLITE_ROW) v = sqlite3_column_int64(data_version_, 0);
-  sqlite3_reset(data_version_);
+  const int64_t v = watcher_->data_version();
   // -1 (the query failed, e.g. the file is gone): never trust the caches.
   if (v != last_data_version_ || v < 0) {
     last_data_version_ = v;

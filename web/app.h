@@ -21,9 +21,6 @@
 #include "web/serve_options.h"
 #include "web/trusted_proxy.h"
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace pg::web {
 
 struct CommitCatalog;
@@ -119,11 +116,11 @@ class App {
   std::atomic<uint64_t> generation_{1};
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Store>> idle_stores_;
-  // One connection that only asks PRAGMA data_version, which changes whenever another connection
-  // (any thread's, any process's) commits. A single watcher gives every thread the same answer.
+  // One connection that only asks its data version (Store::data_version), which changes whenever
+  // another connection (any thread's, any process's) commits. A single watcher gives every thread
+  // the same answer.
   std::mutex watch_mutex_;
-  sqlite3* watcher_ = nullptr;
-  sqlite3_stmt* data_version_ = nullptr;
+  std::unique_ptr<Store> watcher_;
   int64_t last_data_version_ = -1;
   GenerationCache<std::vector<SeriesInfo>> series_list_{4};
   GenerationCache<std::map<std::string, int64_t>> branches_{4};

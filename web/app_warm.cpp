@@ -1,7 +1,6 @@
 // App::warm, the background warmer and the view cache: what `perfgate serve` does so that the
 // overview of a large store answers at once, and says which series are still being computed
 // (docs/WEB.md, "Start-up"; figures in docs/PERFORMANCE.md).
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -205,7 +204,7 @@ void App::flush_persist() {
     if (!persist_store_) {
       persist_store_ = std::make_unique<Store>(opt_.db_path);
       // A runner or ingest holding the write lock wins: this write is only a convenience.
-      sqlite3_busy_timeout(persist_store_->handle(), 200);
+      persist_store_->set_busy_timeout(200);
     }
     persist_store_->put_cached_views(rows);
   } catch (const std::exception& e) {
