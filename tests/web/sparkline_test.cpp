@@ -1,10 +1,10 @@
-// The overview's sparklines (web/page_layout.cpp): a single outlier does not flatten the line,
-// and a step, however recent, is drawn at its full height.
+// The overview's sparklines (web/pages/page_layout.cpp): a single outlier does not flatten the
+// line, and a step, however recent, is drawn at its full height.
 #include <gtest/gtest.h>
 
 #include <regex>
 
-#include "web/pages.h"
+#include "web/pages/pages.h"
 
 namespace pg::web {
 namespace {

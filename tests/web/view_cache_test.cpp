@@ -8,7 +8,7 @@
 #include "seed_data.h"
 #include "store/store.h"
 #include "tests/common/sqlite_query.h"
-#include "web/view_codec.h"
+#include "web/views/view_codec.h"
 #include "web_test_util.h"
 
 namespace pg::webtest {
