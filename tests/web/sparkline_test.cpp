@@ -11,7 +11,7 @@ namespace {
 
 SeriesView series_of(const std::vector<double>& medians) {
   SeriesView v;
-  v.status = "steady";
+  v.status = SeriesStatus::steady;
   for (double m : medians) {
     SeriesPoint p;
     p.median = m;

@@ -21,14 +21,14 @@ std::string render_regressed_cells(const CompareView& v, bool with_auth_form) {
     const std::string label = c.key.model + " · " + cell_label(c.key, false) +
                               (c.metric == "tpot_ms" ? "" : " · " + c.metric);
     rows += "<tr data-series=\"" + id + "\" data-commit=\"" + html_escape(rc.alert_commit) +
-            "\" data-state=\"" + html_escape(rc.alert_state) +
+            "\" data-state=\"" + html_escape(rc.alert_state ? to_string(*rc.alert_state) : "") +
             "\"><td class=\"wrap\"><a href=\"/series/" + id + "?at=" + url_encode(v.result.head) +
             "\">" + html_escape(label) + "</a></td><td>" +
             sparkline_svg(rc.medians, marks,
                           std::to_string(rc.medians.size()) + " commits around base and head") +
             "</td><td class=\"num\"><span class=\"change regression\">" +
             (c.ratio ? fmt_change(*c.ratio - 1.0) : "") + "</span></td>";
-    if (rc.alert_state.empty()) {
+    if (!rc.alert_state) {
       rows +=
           "<td class=\"muted small\" colspan=\"2\">no alert on its trend between base and "
           "head</td></tr>";
@@ -36,7 +36,7 @@ std::string render_regressed_cells(const CompareView& v, bool with_auth_form) {
     }
     any_alert = true;
     rows += "<td class=\"small\">" + commit_html(rc.alert_commit, v.repo_url) + "</td>" +
-            state_and_triage(rc.alert_state, rc.alert_author, rc.alert_at, rc.alert_reason) +
+            state_and_triage(*rc.alert_state, rc.alert_author, rc.alert_at, rc.alert_reason) +
             "</tr>";
   }
   std::string h =

@@ -152,7 +152,7 @@ std::string sparkline_svg(const SeriesView& v, size_t max_points) {
   std::vector<double> y;
   for (size_t i = from; i < n; ++i) y.push_back(v.points[i].median);
   if (y.empty()) return sparkline_svg(y, {}, "");
-  return sparkline_svg(y, {{y.size() - 1, v.status}},
+  return sparkline_svg(y, {{y.size() - 1, to_string(v.status)}},
                        "last " + std::to_string(y.size()) + " commits");
 }
 

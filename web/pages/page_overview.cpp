@@ -141,7 +141,7 @@ std::string render_overview_page(const OverviewModel& m, const std::string& quer
       }
       h += "<td><a href=\"/series/" + id + "\" aria-label=\"trend of series " + id + "\">" +
            sparkline_svg(*v) + "</a></td>";
-      const std::string status = shown_status(*v, m);
+      const std::string status = to_string(shown_status(*v, m));
       h += "<td><span class=\"badge " + html_escape(status) + "\">" + html_escape(status) +
            "</span></td>";
       h += "<td class=\"hide-narrow\">" + last_change(*v) + "</td>";

@@ -13,10 +13,11 @@
 namespace pg::web {
 
 // The state badge with the latest event, and the triage buttons the state allows.
-std::string state_and_triage(const std::string& state, const std::string& author,
-                             const std::string& at, const std::string& reason) {
-  std::string h = "<td><span class=\"badge state-" + html_escape(state) + "\">" +
-                  html_escape(state) + "</span>";
+std::string state_and_triage(AlertState state, const std::string& author, const std::string& at,
+                             const std::string& reason) {
+  const std::string name = to_string(state);
+  std::string h =
+      "<td><span class=\"badge state-" + html_escape(name) + "\">" + html_escape(name) + "</span>";
   if (!author.empty() || !reason.empty())
     h += "<br><span class=\"muted small\">" + html_escape(author) +
          (at.empty() ? "" : ", " + html_escape(at)) +
@@ -27,8 +28,8 @@ std::string state_and_triage(const std::string& state, const std::string& author
     h += std::string("<button type=\"button\" class=\"secondary\" data-action=\"") + action +
          "\">" + label + "</button> ";
   };
-  if (state == "open" || state == "acknowledged") {
-    if (state == "open") button("acknowledge", "Acknowledge");
+  if (is_open(state)) {
+    if (state == AlertState::open) button("acknowledge", "Acknowledge");
     button("dismiss", "Dismiss…");
     button("fix", "Mark fixed");
   } else {
@@ -43,7 +44,7 @@ std::string alert_row(const RegressionAlert& a, const std::string& repo_url) {
   const SeriesView& v = *a.view;
   const std::string id = std::to_string(v.info.id);
   std::string h = "<tr data-series=\"" + id + "\" data-commit=\"" + html_escape(a.commit) +
-                  "\" data-state=\"" + html_escape(a.state) + "\">";
+                  "\" data-state=\"" + html_escape(to_string(a.state)) + "\">";
   // The trend opens on a window that holds the first bad commit, however far back it lies.
   h += "<td class=\"wrap\"><a href=\"/series/" + id + "?at=" + url_encode(a.commit) + "\">" +
        html_escape(series_name(v.info)) + "</a></td>";
@@ -74,7 +75,8 @@ std::string alert_row(const RegressionAlert& a, const std::string& repo_url) {
 std::string gate_row(const GateAlert& a, const std::string& repo_url) {
   const auto& g = a.gate;
   std::string h = "<tr data-gate=\"" + std::to_string(g.id) + "\" data-commit=\"" +
-                  html_escape(g.head) + "\" data-state=\"" + html_escape(a.state) + "\">";
+                  html_escape(g.head) + "\" data-state=\"" + html_escape(to_string(a.state)) +
+                  "\">";
   h += "<td class=\"wrap\">" + (g.ref.empty() ? "gate" : html_escape(g.ref)) +
        "<br><a class=\"small\" href=\"/compare?base=" + url_encode(g.base) +
        "&amp;head=" + url_encode(g.head) + "\">compare " + html_escape(g.base.substr(0, 10)) +
@@ -94,7 +96,7 @@ std::string gate_row(const GateAlert& a, const std::string& repo_url) {
        "</td>";
   const auto* e = a.events.empty() ? nullptr : &a.events.back();
   std::string reason = e ? e->reason : "";
-  if (a.state == "superseded")
+  if (a.state == AlertState::superseded)
     reason = "a later gate on " + g.ref + " passed at " + a.superseded_by.substr(0, 10);
   return h + state_and_triage(a.state, e ? e->author : "", e ? e->at : "", reason) + "</tr>";
 }
@@ -111,7 +113,7 @@ std::string group_row(const AlertGroup& g, const RegressionsModel& m, const std:
   };
   const size_t cells = g.alerts.size() + g.gate_alerts.size();
   std::string h = "<tr data-group=\"" + html_escape(g.commit) + "\" data-state=\"" +
-                  html_escape(g.state) + "\" data-worst=\"" + fmt_num(g.worst) +
+                  html_escape(to_string(g.state)) + "\" data-worst=\"" + fmt_num(g.worst) +
                   "\" data-cells=\"" + std::to_string(cells) + "\" data-time=\"" +
                   html_escape(g.time) + "\" data-devices=\"" + html_escape(joined(g.devices, "|")) +
                   "\" data-branches=\"" + html_escape(joined(branches, "|")) + "\">";

@@ -53,7 +53,8 @@ std::string series_details(const SeriesView& v, const nlohmann::json& alerts,
   const std::string id = std::to_string(v.info.id);
   std::string h = "<section class=\"card\"><h2><a href=\"/series/" + id + "\">" +
                   html_escape(series_name(v.info)) + "</a> <span class=\"badge " +
-                  html_escape(v.status) + "\">" + html_escape(v.status) + "</span></h2>";
+                  html_escape(to_string(v.status)) + "\">" + html_escape(to_string(v.status)) +
+                  "</span></h2>";
   h += "<div class=\"grid2\"><dl class=\"kv\">";
   const CellKey& k = v.info.key;
   auto kv = [&](const std::string& name, const std::string& value) {

@@ -39,8 +39,8 @@ std::string triage_auth_form();
 // Two table cells: an alert's state badge with its latest event (author, time, reason), and the
 // triage buttons that state allows (triage.js posts them for the row's data-series/data-commit,
 // data-gate or data-group).
-std::string state_and_triage(const std::string& state, const std::string& author,
-                             const std::string& at, const std::string& reason);
+std::string state_and_triage(AlertState state, const std::string& author, const std::string& at,
+                             const std::string& reason);
 // The compare page's regressed cells: each one's trend around base and head and its alert's
 // triage (web/pages/page_compare_triage.cpp); `with_auth_form` when the page has no triage form
 // yet.

@@ -142,12 +142,16 @@ void send_error(const httplib::Request& req, httplib::Response& res, int status,
   }
 }
 
+int http_status(const ViewError& e) { return e.kind == ViewError::Kind::not_found ? 404 : 400; }
+
 void run_guarded(const httplib::Request& req, httplib::Response& res,
                  const std::function<void()>& fn) {
   try {
     fn();
   } catch (const HttpError& e) {
     send_error(req, res, e.status, e.what());
+  } catch (const ViewError& e) {
+    send_error(req, res, http_status(e), e.what());
   } catch (const UsageError& e) {
     send_error(req, res, 400, e.what());
   } catch (const std::exception& e) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "web/views/cache.h"
+#include "web/views/view_error.h"
 
 namespace pg::web {
 
@@ -20,9 +21,6 @@ struct HttpError : std::runtime_error {
   HttpError(int status, const std::string& reason) : std::runtime_error(reason), status(status) {}
   int status;
 };
-
-inline constexpr const char* kJsonType = "application/json; charset=utf-8";
-inline constexpr const char* kHtmlType = "text/html; charset=utf-8";
 
 // A positive decimal id of at most 18 digits; anything else (signs, spaces, hex, overflow) is none.
 std::optional<int64_t> parse_id(std::string_view s);
@@ -63,8 +61,11 @@ void send_cached(const httplib::Request& req, httplib::Response& res, const Cach
 void send_error(const httplib::Request& req, httplib::Response& res, int status,
                 const std::string& reason);
 
-// Runs fn so that HttpError and UsageError become 4xx answers, and anything else a 500 that is
-// logged (a 500 is always a defect).
+// A view's error as an answer: 400 for bad input, 404 for something that is not there.
+int http_status(const ViewError& e);
+
+// Runs fn so that HttpError, ViewError and UsageError become 4xx answers, and anything else a 500
+// that is logged (a 500 is always a defect).
 void run_guarded(const httplib::Request& req, httplib::Response& res,
                  const std::function<void()>& fn);
 // A handler wrapped in run_guarded.

@@ -1,9 +1,11 @@
-// JSON twins of the pages, plus health. Views are cached per data generation; see cache.h.
+// JSON twins of the pages, plus health. Views are cached per data generation; see
+// web/views/cache.h.
 #include "common/version.h"
 #include "core/cell_key_io.h"
 #include "core/cell_label.h"
 #include "core/environment_json.h"
 #include "web/routes/http_util.h"
+#include "web/routes/params.h"
 #include "web/routes/routes.h"
 #include "web/views/models.h"
 #include "web/views/triage.h"
@@ -128,7 +130,7 @@ void register_api_routes(httplib::Server& http, App& app) {
              auto head = query_param(req, "head");
              if (!base || !head) throw HttpError(400, "compare needs ?base=REV&head=REV");
              const uint64_t gen = app.generation();
-             auto v = build_compare(app, req, *base, *head, gen);
+             auto v = build_compare(app, compare_params(req), *base, *head, gen);
              send_cached(req, res, *v->json);
            }));
 }

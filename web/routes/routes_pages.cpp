@@ -3,6 +3,7 @@
 #include "web/pages/html.h"
 #include "web/pages/pages.h"
 #include "web/routes/http_util.h"
+#include "web/routes/params.h"
 #include "web/routes/routes.h"
 #include "web/views/models.h"
 
@@ -43,6 +44,24 @@ std::string trend_key(const TrendModel& t) {
   std::string k = "trend-page/";
   for (const auto& v : t.views) k += std::to_string(v->info.id) + ",";
   return k + metric_info(t.metric).name + "/" + t.branch;
+}
+
+// A compare that could not be made (`status`, `reason`). Runs measured elsewhere (a pull request's
+// gate on a runner): the gate submitted for exactly this pair, as stored. Otherwise the form again,
+// filled in, with the reason: a typo is one edit away from fixed.
+void answer_failed_compare(App& app, const Req& req, Res& res, const CommitCatalog& catalog,
+                           const std::optional<std::string>& base,
+                           const std::optional<std::string>& head, const std::string& device,
+                           int status, const std::string& reason, uint64_t gen) {
+  if (status == 404 && base && head) {
+    if (auto g = app.store().latest_gate_result(*base, *head))
+      return send_page(req, res, 200,
+                       render_stored_gate_page(*g, reason, app.repo_url(gen),
+                                               g->ref.empty() ? std::vector<Store::Acceptance>{}
+                                                              : app.store().acceptances(g->ref)));
+  }
+  send_page(req, res, status,
+            render_compare_form(catalog, base.value_or(""), head.value_or(""), device, reason));
 }
 
 }  // namespace
@@ -116,26 +135,17 @@ void register_page_routes(httplib::Server& http, App& app) {
              }
              try {
                if (!base || !head) throw HttpError(400, "give both a base and a head revision");
-               auto v = build_compare(app, req, *base, *head, gen);
+               auto v = build_compare(app, compare_params(req), *base, *head, gen);
                const auto from = query_param(req, "series", 32);
                send_page(req, res, 200,
                          render_compare_page(*v, *catalog, device,
                                              from ? parse_id(*from).value_or(0) : 0));
              } catch (const HttpError& e) {
-               // Runs measured elsewhere (a pull request's gate on a runner): the gate submitted
-               // for exactly this pair, as stored.
-               if (e.status == 404 && base && head) {
-                 if (auto g = app.store().latest_gate_result(*base, *head))
-                   return send_page(
-                       req, res, 200,
-                       render_stored_gate_page(*g, e.what(), app.repo_url(gen),
-                                               g->ref.empty() ? std::vector<Store::Acceptance>{}
-                                                              : app.store().acceptances(g->ref)));
-               }
-               // The form again, filled in, with the reason: a typo is one edit away from fixed.
-               send_page(req, res, e.status,
-                         render_compare_form(*catalog, base.value_or(""), head.value_or(""), device,
-                                             e.what()));
+               answer_failed_compare(app, req, res, *catalog, base, head, device, e.status,
+                                     e.what(), gen);
+             } catch (const ViewError& e) {
+               answer_failed_compare(app, req, res, *catalog, base, head, device, http_status(e),
+                                     e.what(), gen);
              }
            }));
 }

@@ -11,6 +11,10 @@
 
 namespace pg::web {
 
+// The content types of the bodies the views compute.
+inline constexpr const char* kJsonType = "application/json; charset=utf-8";
+inline constexpr const char* kHtmlType = "text/html; charset=utf-8";
+
 // A response body computed once and sent many times, with its validator and a gzip variant made on
 // first demand.
 class CachedBody {

@@ -1,13 +1,11 @@
 // The commits page's catalog and the compare view (web/views/models.h): the gate itself is
 // app::compare, the one `perfgate compare` runs; this adds what the page shows around it.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <set>
 #include <sstream>
 
 #include "app/compare.h"
-#include "web/routes/http_util.h"
 #include "web/views/models.h"
 #include "web/views/triage.h"
 
@@ -58,36 +56,26 @@ bool is_hex(const std::string& s) {
 std::string resolve_stored(App& app, const std::string& rev, const char* which, uint64_t gen) {
   for (unsigned char c : rev)
     if (c < 0x20 || c == 0x7f)
-      throw HttpError(400, std::string(which) + ": revision contains control characters");
+      throw ViewError::bad_input(std::string(which) + ": revision contains control characters");
   if (rev.size() >= 4 && rev.size() <= 40 && is_hex(rev)) {
     std::string lower = rev;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     auto hits = app.store().commits_with_prefix(lower);
     if (hits.size() == 1) return hits.front();
     if (hits.size() > 1)
-      throw HttpError(400, std::string(which) + ": revision '" + rev + "' is ambiguous (" +
-                               std::to_string(hits.size()) + " stored commits start with it)");
+      throw ViewError::bad_input(std::string(which) + ": revision '" + rev + "' is ambiguous (" +
+                                 std::to_string(hits.size()) + " stored commits start with it)");
   }
   auto catalog = commit_catalog(app, gen);
   auto it = catalog->branch_heads.find(rev);
   if (it != catalog->branch_heads.end()) return it->second;
-  throw HttpError(404, std::string(which) + ": unknown revision '" + rev +
-                           "': no stored commit or branch by that name");
+  throw ViewError::not_found(std::string(which) + ": unknown revision '" + rev +
+                             "': no stored commit or branch by that name");
 }
 
 // A gate setting as the compare page and API name it: its query parameter, which is the
 // setting's own name (docs/API.md), never `perfgate compare`'s flag.
 std::string query_parameter(const std::string& setting) { return setting; }
-
-double number_param(const httplib::Request& req, const char* name, double dflt) {
-  auto v = query_param(req, name, 32);
-  if (!v) return dflt;
-  double d = 0;
-  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
-  if (ec != std::errc() || p != v->data() + v->size() || !std::isfinite(d))
-    throw HttpError(400, std::string("query parameter '") + name + "' must be a number");
-  return d;
-}
 
 }  // namespace
 
@@ -160,25 +148,25 @@ void add_regressed_cells(App& app, uint64_t gen, CompareView& v) {
 
 }  // namespace
 
-std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Request& req,
+std::shared_ptr<const CompareView> build_compare(App& app, const CompareParams& params,
                                                  const std::string& base, const std::string& head,
                                                  uint64_t gen) {
   // serve's gate settings unless the request says otherwise: the same rule as the chart's flags
   // and the badges. Validated where `perfgate compare` validates them (app/gate_settings.h).
   pg::app::GateSettings settings = app.options().gate_settings;
   try {
-    settings.gate.alpha = number_param(req, "alpha", settings.gate.alpha);
-    if (auto m = query_param(req, "min_effect", 128)) pg::app::set_min_effect(settings, *m);
-    if (auto m = query_param(req, "metrics", 128)) pg::app::set_metrics(settings, *m);
-    if (auto c = query_param(req, "correction", 16)) settings.gate.correction = *c;
+    if (params.alpha) settings.gate.alpha = *params.alpha;
+    if (params.min_effect) pg::app::set_min_effect(settings, *params.min_effect);
+    if (params.metrics) pg::app::set_metrics(settings, *params.metrics);
+    if (params.correction) settings.gate.correction = *params.correction;
     pg::app::validate(settings);
   } catch (const SettingError& e) {
-    throw HttpError(400, e.spelled(query_parameter));
+    throw ViewError::bad_input(e.spelled(query_parameter));
   }
 
   const std::string base_sha = resolve_stored(app, base, "base", gen);
   const std::string head_sha = resolve_stored(app, head, "head", gen);
-  const std::optional<std::string> device = query_param(req, "device");
+  const std::optional<std::string>& device = params.device;
   std::ostringstream key;
   key << base << '\n'
       << head << '\n'
@@ -201,7 +189,7 @@ std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Reques
     try {
       c = pg::app::compare(s, base_sha, head_sha, settings, scope, query_parameter);
     } catch (const pg::app::NoHeadRuns& e) {
-      throw HttpError(404, std::string("head: ") + e.what());
+      throw ViewError::not_found(std::string("head: ") + e.what());
     }
     v->info = ReportInfo{base, head, "database", "database", c.notes, c.explanations};
     v->result = std::move(c.result);

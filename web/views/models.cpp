@@ -1,7 +1,6 @@
 #include "web/views/models.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -11,58 +10,26 @@
 #include "core/cell_key_io.h"
 #include "core/cell_label.h"
 #include "core/environment_json.h"
-#include "web/routes/http_util.h"
 #include "web/views/triage.h"
 
 namespace pg::web {
 
-namespace {
-
-std::optional<int> int_param(const httplib::Request& req, const char* name) {
-  auto v = query_param(req, name, 32);
-  if (!v) return std::nullopt;
-  auto id = parse_id(*v);
-  if (!id || *id > 1'000'000'000)
-    throw HttpError(400, std::string("query parameter '") + name + "' must be a positive integer");
-  return static_cast<int>(*id);
-}
-
-}  // namespace
-
-std::string group_device(const SeriesInfo& s) {
-  auto it = s.env.find("device");
-  return it != s.env.end() && !it->second.empty() ? it->second : s.key.device;
-}
-
-int64_t time_key(const std::string& iso) {
-  int64_t t = 0;
-  return parse_iso8601(iso, &t) ? t : 0;
-}
-
 // --- overview -----------------------------------------------------------------------------------
 
-std::string shown_status(const SeriesView& v, const OverviewModel& m) {
+SeriesStatus shown_status(const SeriesView& v, const OverviewModel& m) {
   auto it = m.alert_state.find(v.info.id);
   if (it == m.alert_state.end()) return v.status;
-  if (it->second == "acknowledged") return "acknowledged";
+  if (it->second == AlertState::acknowledged) return SeriesStatus::acknowledged;
   // An alert stays open until someone acts on it, whether or not the series still stands in it.
-  if (it->second == "open") return "regressed";
-  if (v.status == "regressed") return "steady";  // its alert was dismissed or fixed
+  if (it->second == AlertState::open) return SeriesStatus::regressed;
+  if (v.status == SeriesStatus::regressed) return SeriesStatus::steady;  // dismissed or fixed
   return v.status;
 }
 
 // A series whose own history is steady may still have an open alert kept from before: the partial
 // overview shows it steady until every view is ready, as it shows what the history shows.
-bool status_final_without_triage(const SeriesView& v) { return v.status != "regressed"; }
-
-OverviewFilter parse_overview_filter(const httplib::Request& req) {
-  OverviewFilter f;
-  f.model = query_param(req, "model");
-  f.dtype = query_param(req, "dtype");
-  f.device = query_param(req, "device");
-  f.batch = int_param(req, "batch");
-  f.prompt = int_param(req, "prompt");
-  return f;
+bool status_final_without_triage(const SeriesView& v) {
+  return v.status != SeriesStatus::regressed;
 }
 
 OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
@@ -114,7 +81,7 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
     const CellKey& k = v->info.key;
     if (!matches(k)) continue;
     ++m.shown_series;
-    ++m.status_counts[shown_status(*v, m)];
+    ++m.status_counts[to_string(shown_status(*v, m))];
     auto gk = std::make_pair(k.model, group_device(v->info));
     auto it = group_index.find(gk);
     if (it == group_index.end()) {
@@ -160,15 +127,16 @@ nlohmann::json overview_json(const OverviewModel& m) {
       nlohmann::json spark = nlohmann::json::array();
       const size_t n = v->points.size(), from = n > 40 ? n - 40 : 0;
       for (size_t i = from; i < n; ++i) spark.push_back(v->points[i].median);
-      series.push_back({{"id", v->info.id},
-                        {"key", cell_key_to_json(v->info.key)},
-                        {"env", environment_to_json(v->info.env)},
-                        {"latest", series_latest_json(*v)},
-                        {"shown_status", shown_status(*v, m)},
-                        {"regression_state", m.alert_state.count(v->info.id)
-                                                 ? nlohmann::json(m.alert_state.at(v->info.id))
-                                                 : nlohmann::json(nullptr)},
-                        {"sparkline", spark}});
+      series.push_back(
+          {{"id", v->info.id},
+           {"key", cell_key_to_json(v->info.key)},
+           {"env", environment_to_json(v->info.env)},
+           {"latest", series_latest_json(*v)},
+           {"shown_status", to_string(shown_status(*v, m))},
+           {"regression_state", m.alert_state.count(v->info.id)
+                                    ? nlohmann::json(to_string(m.alert_state.at(v->info.id)))
+                                    : nlohmann::json(nullptr)},
+           {"sparkline", spark}});
     }
     groups.push_back({{"model", g.model}, {"device", g.device}, {"series", series}});
   }
@@ -178,29 +146,9 @@ nlohmann::json overview_json(const OverviewModel& m) {
 
 // --- trend --------------------------------------------------------------------------------------
 
-Metric metric_param(const httplib::Request& req) {
-  auto v = query_param(req, "metric", 64);
-  if (!v) return Metric::tpot_ms;
-  auto m = parse_metric(*v);
-  if (!m) {
-    std::string names;
-    for (const auto& i : all_metrics()) names += std::string(names.empty() ? "" : ", ") + i.name;
-    throw HttpError(400, "unknown metric (expected one of " + names + ")");
-  }
-  return *m;
-}
-
-std::optional<std::string> branch_param(App& app, const httplib::Request& req, uint64_t gen) {
-  auto b = query_param(req, "branch", 200);
-  // Only stored branches: a made-up name would also cost a cached view per name.
-  if (b && !app.branches(gen)->count(*b))
-    throw HttpError(404, "no stored run was made on branch '" + *b + "'");
-  return b;
-}
-
 TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen,
                        const std::optional<std::string>& branch) {
-  if (ids.empty()) throw HttpError(400, "no series selected (ids=1,2,...)");
+  if (ids.empty()) throw ViewError::bad_input("no series selected (ids=1,2,...)");
   TrendModel t;
   t.metric = metric;
   t.main_branch = app.main_branch(gen);
@@ -209,7 +157,7 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
   for (const auto& [name, runs] : *app.branches(gen)) t.branches.push_back(name);
   for (int64_t id : ids) {
     auto v = app.series_view(id, metric, gen, t.branch);
-    if (!v) throw HttpError(404, "no series with id " + std::to_string(id));
+    if (!v) throw ViewError::not_found("no series with id " + std::to_string(id));
     t.views.push_back(std::move(v));
   }
   t.alerts = series_alerts_json(app, gen, t.views);
@@ -237,29 +185,6 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
     }
   }
   return t;
-}
-
-nlohmann::json computing_json(const std::vector<SeriesInfo>& series) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const SeriesInfo& s : series)
-    out.push_back(
-        {{"id", s.id}, {"key", cell_key_to_json(s.key)}, {"env", environment_to_json(s.env)}});
-  return out;
-}
-
-std::string series_name(const SeriesInfo& s) {
-  return s.key.model + " · " + cell_label(s.key, false) + " · " + group_device(s);
-}
-
-std::string env_text(const Environment& env) {
-  std::string out;
-  for (const auto& field : comparable_env_fields()) {
-    auto it = env.find(field);
-    if (it == env.end() || it->second.empty()) continue;
-    if (!out.empty()) out += " · ";
-    out += field == "device" ? it->second : field + " " + it->second;
-  }
-  return out;
 }
 
 nlohmann::json trend_json(const TrendModel& m) {

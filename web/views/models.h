@@ -1,8 +1,7 @@
 // What each page shows, computed once and rendered twice: as HTML (pages.h) and as the page's JSON
-// twin under /api/v1/. Builders throw HttpError for bad or unknown parameters.
+// twin under /api/v1/. Builders take plain values (parsed from the request by web/routes/params.h)
+// and throw ViewError for bad or unknown ones.
 #pragma once
-#include <httplib.h>
-
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,7 +11,10 @@
 
 #include "gate/report.h"
 #include "stats/gate.h"
+#include "web/views/alert_state.h"
 #include "web/views/app.h"
+#include "web/views/series_names.h"
+#include "web/views/view_error.h"
 
 namespace pg::web {
 
@@ -21,7 +23,6 @@ struct OverviewFilter {
   std::optional<std::string> model, dtype, device;
   std::optional<int> batch, prompt;
 };
-OverviewFilter parse_overview_filter(const httplib::Request& req);
 
 struct OverviewGroup {
   std::string model, device;  // device: the environment's device name, else the cell's device
@@ -34,8 +35,8 @@ struct OverviewModel {
   std::vector<OverviewGroup> groups;
   size_t total_series = 0, shown_series = 0;
   std::map<std::string, size_t> status_counts;
-  size_t open_regressions = 0;                 // over every series, not only the shown ones
-  std::map<int64_t, std::string> alert_state;  // series id -> its regression's triage state
+  size_t open_regressions = 0;                // over every series, not only the shown ones
+  std::map<int64_t, AlertState> alert_state;  // series id -> its regression's triage state
   std::string branch, repo_url;
   double alpha = 0, min_effect = 0;  // serve's gate settings, to say which rule the badges use
   // false while some series' views are still being computed (App::default_views_by): those are in
@@ -47,7 +48,7 @@ struct OverviewModel {
 OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen);
 // The badge: the series' status, with its regression's triage applied ("acknowledged" while
 // someone owns it; "steady" once dismissed or marked fixed).
-std::string shown_status(const SeriesView& v, const OverviewModel& m);
+SeriesStatus shown_status(const SeriesView& v, const OverviewModel& m);
 // Whether shown_status is final without the regressions model (which needs every series' view):
 // triage only ever changes a "regressed" badge.
 bool status_final_without_triage(const SeriesView& v);
@@ -70,24 +71,13 @@ struct TrendModel {
   std::vector<EnvChange> env_changes;
   std::vector<nlohmann::json> alerts;  // per view: series_alerts_json (web/views/triage.h)
 };
-// `branch` picks the commits drawn (branch_param); the main branch when not given.
+// `branch` picks the commits drawn (routes/params.h branch_param); the main branch when not given.
+// ViewError: no ids (bad input), an unknown series (not found).
 TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric, uint64_t gen,
                        const std::optional<std::string>& branch = std::nullopt);
-// ?branch=: a stored branch name (404 for one no run names), nullopt when absent.
-std::optional<std::string> branch_param(App& app, const httplib::Request& req, uint64_t gen);
-Metric metric_param(const httplib::Request& req);  // ?metric=, tpot_ms by default, 400 if unknown
 // {"metric", "unit", "label", "axis": [commits in history order], "series": [series document plus
 // "x" (each point's position on the axis), "name", "env_text"]}
 nlohmann::json trend_json(const TrendModel& m);
-std::string series_name(const SeriesInfo& s);
-// The device a series ran on as people name it: the environment's device name, else the key's.
-std::string group_device(const SeriesInfo& s);
-// The series still being computed, as the partial answers list them: id, key, environment.
-nlohmann::json computing_json(const std::vector<SeriesInfo>& series);
-std::string env_text(const Environment& env);
-
-// Seconds since the epoch of a stored ISO 8601 time; 0 when malformed (sorts first).
-int64_t time_key(const std::string& iso);
 
 // --- commits and compare (web/views/compare_model.cpp)
 // ------------------------------------------------------------------------
@@ -126,14 +116,24 @@ struct CompareView {
     std::vector<double> medians;
     std::optional<size_t> base_at, head_at;  // in medians, when the trend holds the commit
     // The series' alert between base (excluded) and head, when it has one (web/views/triage.h).
-    std::string alert_commit, alert_state, alert_author, alert_at, alert_reason;
+    std::string alert_commit, alert_author, alert_at, alert_reason;
+    std::optional<AlertState> alert_state;  // none: no alert there
   };
   std::vector<RegressedCell> regressed;
 };
+// What a compare asks besides its two revisions: gate settings that replace serve's (each as the
+// client spelled it, validated by build_compare) and a device; nullopt where not given.
+struct CompareParams {
+  std::optional<double> alpha;
+  std::optional<std::string> min_effect, metrics, correction;
+  // ?device=NAME (web only) keeps the runs measured on that device, for commits benchmarked on
+  // several machines; without it the JSON is exactly the CLI's.
+  std::optional<std::string> device;
+};
 // base/head as a client spelled them: a stored SHA or unique prefix, or a stored branch name.
-// 400 malformed or ambiguous, 404 unknown. ?device=NAME (web only) keeps the runs measured on that
-// device, for commits benchmarked on several machines; without it the JSON is exactly the CLI's.
-std::shared_ptr<const CompareView> build_compare(App& app, const httplib::Request& req,
+// ViewError: bad input for a setting out of range or a malformed or ambiguous revision, not found
+// for an unknown one or a head without runs.
+std::shared_ptr<const CompareView> build_compare(App& app, const CompareParams& params,
                                                  const std::string& base, const std::string& head,
                                                  uint64_t gen);
 

@@ -17,15 +17,14 @@
 namespace pg::web {
 
 const std::vector<MetricInfo>& all_metrics() {
-  // Name, label, unit and direction come from core/metrics.h's table.
+  // The rows of core/metrics.h's table, in the order the trend page's tabs show them.
   static const std::vector<MetricInfo> m = [] {
     std::vector<MetricInfo> out;
     for (auto [metric, name] : {std::pair{Metric::tpot_ms, "tpot_ms"},
                                 {Metric::prefill_ms, "prefill_ms"},
                                 {Metric::decode_tok_s, "decode_tok_s"},
                                 {Metric::peak_alloc_bytes, "peak_alloc_bytes"}}) {
-      const MetricDef& d = *find_metric(name);
-      out.push_back({metric, d.name, d.label, d.unit, d.better == Better::lower});
+      out.push_back({*find_metric(name), metric});
     }
     return out;
   }();
@@ -41,6 +40,29 @@ const MetricInfo& metric_info(Metric m) {
 std::optional<Metric> parse_metric(std::string_view name) {
   for (const auto& i : all_metrics())
     if (name == i.name) return i.metric;
+  return std::nullopt;
+}
+
+const char* to_string(SeriesStatus s) {
+  switch (s) {
+    case SeriesStatus::no_data:
+      return "no-data";
+    case SeriesStatus::steady:
+      return "steady";
+    case SeriesStatus::improved:
+      return "improved";
+    case SeriesStatus::regressed:
+      return "regressed";
+    case SeriesStatus::acknowledged:
+      return "acknowledged";
+  }
+  return "no-data";
+}
+
+std::optional<SeriesStatus> parse_series_status(std::string_view name) {
+  for (SeriesStatus s : {SeriesStatus::no_data, SeriesStatus::steady, SeriesStatus::improved,
+                         SeriesStatus::regressed, SeriesStatus::acknowledged})
+    if (name == to_string(s)) return s;
   return std::nullopt;
 }
 
@@ -119,7 +141,7 @@ SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> s
     c.after = cp.after;
     c.p_value = cp.p_value;
     c.relative = cp.before != 0 ? cp.after / cp.before - 1.0 : 0.0;
-    const bool worse = mi.higher_is_worse ? cp.after > cp.before : cp.after < cp.before;
+    const bool worse = mi.higher_is_worse() ? cp.after > cp.before : cp.after < cp.before;
     c.direction = worse ? "regression" : "improvement";
     c.flagged = std::abs(c.relative) >= rules.min_effect;
     if (c.flagged) v.points[cp.index].flag = c.direction;
@@ -134,15 +156,16 @@ SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> s
   }
 
   if (!v.points.empty()) {
-    v.status = "steady";
+    v.status = SeriesStatus::steady;
     const size_t n = v.points.size();
     const SeriesChange* last = nullptr;
     for (const SeriesChange& c : v.changes)
       if (c.flagged) last = &c;
     if (last && last->direction == "improvement" && last->index + kRecentPoints >= n)
-      v.status = "improved";
-    if (v.last_compare && v.last_compare->verdict == "improvement") v.status = "improved";
-    if (current_regression(v)) v.status = "regressed";
+      v.status = SeriesStatus::improved;
+    if (v.last_compare && v.last_compare->verdict == "improvement")
+      v.status = SeriesStatus::improved;
+    if (current_regression(v)) v.status = SeriesStatus::regressed;
   }
   return v;
 }
@@ -166,7 +189,7 @@ std::optional<size_t> returned_after(const SeriesView& v, size_t index, double b
   if (index >= v.points.size() || before == 0) return std::nullopt;
   std::vector<double> medians;
   for (size_t i = index; i < v.points.size(); ++i) medians.push_back(v.points[i].median);
-  const bool higher_is_worse = metric_info(v.metric).higher_is_worse;
+  const bool higher_is_worse = metric_info(v.metric).higher_is_worse();
   for (const ChangePoint& cp : detect_change_points(medians)) {
     const bool better = higher_is_worse ? cp.after < cp.before : cp.after > cp.before;
     if (better && std::abs(cp.after / before - 1.0) < v.rules.min_effect) return index + cp.index;
@@ -223,8 +246,8 @@ nlohmann::json series_view_json(const SeriesView& v) {
   j["env"] = environment_to_json(v.info.env);
   j["metric"] = mi.name;
   j["unit"] = mi.unit;
-  j["higher_is_worse"] = mi.higher_is_worse;
-  j["status"] = v.status;
+  j["higher_is_worse"] = mi.higher_is_worse();
+  j["status"] = to_string(v.status);
   j["branch"] = v.rules.branch.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.rules.branch);
   j["rules"] = {{"alpha", v.rules.alpha}, {"min_effect", v.rules.min_effect}};
   j["skipped_cells"] = v.skipped_cells;
@@ -249,7 +272,7 @@ nlohmann::json series_view_json(const SeriesView& v) {
 
 nlohmann::json series_latest_json(const SeriesView& v) {
   nlohmann::json j;
-  j["status"] = v.status;
+  j["status"] = to_string(v.status);
   j["points"] = v.points.size();
   if (v.points.empty()) {
     j["commit"] = nullptr;

@@ -8,19 +8,19 @@
 #include <vector>
 
 #include "app/history.h"
+#include "core/metrics.h"
 #include "stats/gate.h"
 #include "store/store.h"
 
 namespace pg::web {
 
+// The metrics the dashboard charts. Each is one row of core/metrics.h's table, which alone says its
+// name, unit, label and direction (docs/CONTRIBUTING.md, "Adding a key field or a metric").
 enum class Metric { tpot_ms, prefill_ms, decode_tok_s, peak_alloc_bytes };
 
-struct MetricInfo {
+struct MetricInfo : MetricDef {
   Metric metric;
-  const char* name;   // the metric name of docs/METRICS.md, used in URLs and JSON
-  const char* label;  // for people
-  const char* unit;
-  bool higher_is_worse;
+  bool higher_is_worse() const { return better == Better::lower; }
 };
 const std::vector<MetricInfo>& all_metrics();
 const MetricInfo& metric_info(Metric m);
@@ -65,6 +65,12 @@ struct SeriesRules {
   std::string branch;  // only commits measured on this branch; empty: every run
 };
 
+// A series' badge. A view's own status is one of no_data, steady, improved, regressed; the
+// overview shows acknowledged for a regression someone owns (shown_status, web/views/models.h).
+enum class SeriesStatus { no_data, steady, improved, regressed, acknowledged };
+const char* to_string(SeriesStatus s);  // "no-data", "steady", ...: the JSON's and CSS's names
+std::optional<SeriesStatus> parse_series_status(std::string_view name);
+
 struct SeriesView {
   SeriesInfo info;
   Metric metric = Metric::tpot_ms;
@@ -72,8 +78,8 @@ struct SeriesView {
   std::vector<SeriesPoint> points;
   std::vector<SeriesChange> changes;
   std::optional<LastCompare> last_compare;  // tpot_ms (the gated metric) only
-  std::string status = "no-data";           // "regressed" | "improved" | "steady" | "no-data"
-  size_t skipped_cells = 0;                 // oom / invalid / error cells: stored, not drawn
+  SeriesStatus status = SeriesStatus::no_data;
+  size_t skipped_cells = 0;  // oom / invalid / error cells: stored, not drawn
 };
 
 // An improvement counts for the status while it lies within this many last points; a regression

@@ -8,15 +8,15 @@
 #include "core/cell_key_io.h"
 #include "core/cell_label.h"
 #include "core/environment_json.h"
-#include "web/views/models.h"
+#include "web/views/series_names.h"
 
 namespace pg::web {
 
-std::string triage_state(const std::string& a) {
-  if (a == "acknowledge") return "acknowledged";
-  if (a == "dismiss") return "dismissed";
-  if (a == "fix") return "fixed";
-  return "open";  // reopen
+AlertState triage_state(const std::string& a) {
+  if (a == "acknowledge") return AlertState::acknowledged;
+  if (a == "dismiss") return AlertState::dismissed;
+  if (a == "fix") return AlertState::fixed;
+  return AlertState::open;  // reopen
 }
 
 namespace {
@@ -97,7 +97,7 @@ std::vector<RegressionAlert> alerts_of_view(const std::shared_ptr<const SeriesVi
     a.state = triage_state(last);
     // Detected fixed (LNT), unless someone closed it already, or reopened it.
     if (reg.returned_at && a.is_open() && last != "reopen") {
-      a.state = "fixed";
+      a.state = AlertState::fixed;
       a.fixed_by_commit = v->points[*reg.returned_at].commit;
     }
     out.push_back(std::move(a));
@@ -113,8 +113,8 @@ std::shared_ptr<RegressionsModel> regressions_of(
   std::vector<Store::DetectedRegression> found;
   for (const auto& v : views)
     for (RegressionAlert& a : alerts_of_view(v, records, found)) {
-      if (a.state == "open") ++m->open;
-      if (a.state == "acknowledged") ++m->acknowledged;
+      if (a.state == AlertState::open) ++m->open;
+      if (a.state == AlertState::acknowledged) ++m->acknowledged;
       if (!a.is_open()) ++m->closed;
       m->alerts.push_back(std::move(a));
     }
@@ -196,7 +196,7 @@ nlohmann::json regression_alert_json(const RegressionAlert& a) {
           {"relative", a.regression.relative},
           {"source", a.regression.source},
           {"commits_since", a.commits_since},
-          {"state", a.state},
+          {"state", to_string(a.state)},
           {"fixed_by",
            a.fixed_by_commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.fixed_by_commit)},
           {"current", a.current},

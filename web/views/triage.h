@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gate/gate_record.h"
+#include "web/views/alert_state.h"
 #include "web/views/app.h"
 
 namespace pg::web {
@@ -22,17 +23,17 @@ namespace pg::web {
 struct RegressionAlert {
   std::shared_ptr<const SeriesView> view;
   CurrentRegression regression;
-  std::string commit, subject, time;  // the first bad commit
-  std::string parent;                 // the point before it (empty when none)
-  size_t commits_since = 0;           // points after the first bad one
-  std::string state = "open";         // open | acknowledged | dismissed | fixed
+  std::string commit, subject, time;    // the first bad commit
+  std::string parent;                   // the point before it (empty when none)
+  size_t commits_since = 0;             // points after the first bad one
+  AlertState state = AlertState::open;  // open | acknowledged | dismissed | fixed
   // Fixed without anyone acting: a later change point returned the series to its old level (the
   // first commit of that level). A person's reopen overrides it.
   std::string fixed_by_commit;
   // The regression the series stands in now (current_regression): its state is the series'.
   bool current = false;
   std::vector<Store::RegressionEvent> events;  // this alert's, oldest first
-  bool is_open() const { return state == "open" || state == "acknowledged"; }
+  bool is_open() const { return web::is_open(state); }
 };
 
 // A stored gate that found a regression: its first bad commit is the gate's head.
@@ -41,10 +42,10 @@ struct GateAlert {
   nlohmann::json settings;         // what the verdict was decided under
   std::optional<WorstCell> worst;  // the size: the worst regressed cell
   size_t regressed_cells = 0, cells = 0;
-  std::string state = "open";            // open | acknowledged | dismissed | fixed | superseded
+  AlertState state = AlertState::open;   // open | acknowledged | dismissed | fixed | superseded
   std::string superseded_by;             // head of a later passing gate on the same ref
   std::vector<Store::GateEvent> events;  // oldest first
-  bool is_open() const { return state == "open" || state == "acknowledged"; }
+  bool is_open() const { return web::is_open(state); }
 };
 
 // Every alert that names one first bad commit, series and gates alike: one cause, one row.
@@ -57,11 +58,11 @@ struct AlertGroup {
   double typical = 0;               // the members' median slowdown
   // open: a member is open and not acknowledged; acknowledged: every open member is; else the
   // members' one closed state (dismissed, fixed, superseded), or "closed" when they differ.
-  std::string state;
+  AlertState state = AlertState::open;
   std::vector<std::string> devices;  // of the series members, sorted
   std::vector<std::string> refs;     // of the gate members, sorted; the series' are the main branch
   size_t commits_since = 0;          // the most among the series members
-  bool is_open() const { return state == "open" || state == "acknowledged"; }
+  bool is_open() const { return web::is_open(state); }
 };
 
 struct RegressionsModel {
@@ -90,7 +91,7 @@ nlohmann::json triage_events_json(const std::vector<Event>& events) {
 }
 
 // The state after the latest event's action (empty: none): open, acknowledged, dismissed, fixed.
-std::string triage_state(const std::string& last_action);
+AlertState triage_state(const std::string& last_action);
 
 // The gate alerts of the stored gate results, counted into m's open / acknowledged / closed.
 void add_gate_alerts(Store& store, RegressionsModel& m);
@@ -101,7 +102,7 @@ std::vector<AlertGroup> alert_groups(const RegressionsModel& m);
 nlohmann::json alert_groups_json(const RegressionsModel& m);
 // Whether a member in `state` takes `action` in a bulk action on its group: acknowledge the open
 // ones, dismiss or fix the open and acknowledged ones, reopen the closed ones.
-bool bulk_action_applies(const std::string& action, const std::string& state);
+bool bulk_action_applies(const std::string& action, AlertState state);
 
 // Every series' views computed first (and the model kept for `gen`).
 std::shared_ptr<const RegressionsModel> build_regressions(App& app, uint64_t gen);

@@ -35,11 +35,11 @@ void add_gate_alerts(Store& store, RegressionsModel& m) {
     if (a.is_open() && !g.ref.empty())
       for (size_t j = i + 1; j < gates.size(); ++j)
         if (gates[j].ref == g.ref && gates[j].verdict == "pass") {
-          a.state = "superseded";
+          a.state = AlertState::superseded;
           a.superseded_by = gates[j].head;
         }
-    if (a.state == "open") ++m.open;
-    if (a.state == "acknowledged") ++m.acknowledged;
+    if (a.state == AlertState::open) ++m.open;
+    if (a.state == AlertState::acknowledged) ++m.acknowledged;
     if (!a.is_open()) ++m.closed;
     m.gate_alerts.push_back(std::move(a));
   }
@@ -64,7 +64,7 @@ nlohmann::json gate_alerts_json(const RegressionsModel& m) {
          {"settings", a.settings},
          {"submitted_by", g.submitted_by},
          {"created_at", g.created_at},
-         {"state", a.state},
+         {"state", to_string(a.state)},
          {"superseded_by",
           a.superseded_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.superseded_by)},
          {"events", triage_events_json(a.events)}});

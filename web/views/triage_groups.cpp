@@ -6,33 +6,33 @@
 #include <set>
 
 #include "common/descriptive.h"
-#include "web/views/models.h"
+#include "web/views/series_names.h"
 #include "web/views/triage.h"
 
 namespace pg::web {
 namespace {
 
-std::string group_state(const std::vector<std::string>& states) {
+AlertState group_state(const std::vector<AlertState>& states) {
   bool any_open = false, any_ack = false;
-  std::set<std::string> closed;
-  for (const auto& s : states) {
-    if (s == "open")
+  std::set<AlertState> closed;
+  for (AlertState s : states) {
+    if (s == AlertState::open)
       any_open = true;
-    else if (s == "acknowledged")
+    else if (s == AlertState::acknowledged)
       any_ack = true;
     else
       closed.insert(s);
   }
-  if (any_open) return "open";
-  if (any_ack) return "acknowledged";
-  return closed.size() == 1 ? *closed.begin() : "closed";
+  if (any_open) return AlertState::open;
+  if (any_ack) return AlertState::acknowledged;
+  return closed.size() == 1 ? *closed.begin() : AlertState::closed;
 }
 
 }  // namespace
 
-bool bulk_action_applies(const std::string& action, const std::string& state) {
-  const bool open = state == "open" || state == "acknowledged";
-  if (action == "acknowledge") return state == "open";
+bool bulk_action_applies(const std::string& action, AlertState state) {
+  const bool open = is_open(state);
+  if (action == "acknowledge") return state == AlertState::open;
   if (action == "dismiss" || action == "fix") return open;
   if (action == "reopen") return !open;
   return false;
@@ -41,7 +41,7 @@ bool bulk_action_applies(const std::string& action, const std::string& state) {
 std::vector<AlertGroup> alert_groups(const RegressionsModel& m) {
   std::map<std::string, AlertGroup> by_commit;
   std::map<std::string, std::vector<double>> sizes;
-  std::map<std::string, std::vector<std::string>> states;
+  std::map<std::string, std::vector<AlertState>> states;
   std::map<std::string, std::set<std::string>> devices, refs;
   for (size_t i = 0; i < m.alerts.size(); ++i) {
     const RegressionAlert& a = m.alerts[i];
@@ -92,16 +92,18 @@ nlohmann::json alert_groups_json(const RegressionsModel& m) {
   for (const AlertGroup& g : m.groups) {
     nlohmann::json series = nlohmann::json::array(), gates = nlohmann::json::array();
     for (size_t i : g.alerts)
-      series.push_back({{"series_id", m.alerts[i].view->info.id}, {"state", m.alerts[i].state}});
+      series.push_back(
+          {{"series_id", m.alerts[i].view->info.id}, {"state", to_string(m.alerts[i].state)}});
     for (size_t i : g.gate_alerts)
-      gates.push_back({{"gate_id", m.gate_alerts[i].gate.id}, {"state", m.gate_alerts[i].state}});
+      gates.push_back(
+          {{"gate_id", m.gate_alerts[i].gate.id}, {"state", to_string(m.gate_alerts[i].state)}});
     out.push_back({{"commit", g.commit},
                    {"subject", g.subject},
                    {"time", g.time},
                    {"cells", g.alerts.size() + g.gate_alerts.size()},
                    {"worst", g.worst},
                    {"typical", g.typical},
-                   {"state", g.state},
+                   {"state", to_string(g.state)},
                    {"devices", g.devices},
                    {"refs", g.refs},
                    {"commits_since", g.commits_since},

@@ -51,7 +51,7 @@ std::string encode_view(const SeriesView& v) {
   } else {
     w.nil();
   }
-  w.str(v.status);
+  w.str(to_string(v.status));
   w.uint(v.skipped_cells);
   return w.take();
 }
@@ -93,7 +93,9 @@ std::optional<SeriesView> decode_view(std::string_view bytes, const SeriesInfo& 
         if (!r.nil()) *d = r.real();
       v.last_compare = std::move(lc);
     }
-    v.status = r.str();
+    const auto status = parse_series_status(r.str());
+    if (!status) return std::nullopt;
+    v.status = *status;
     v.skipped_cells = r.count();
     if (!r.done()) return std::nullopt;
     return v;
