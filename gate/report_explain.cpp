@@ -111,11 +111,13 @@ std::vector<std::string> accounting_lines(const CellExplanation& e) {
   if (!d.timed) return out;
   const TimedGaps& g = *d.timed;
   const char* row_one = kernels ? "kernel" : "host op";
-  out.push_back(fmt::format(
-      "{}: time between {} in the timed runs (tpot less the profiled {} time{}) {:.4f} -> {:.4f} ms "
-      "({:+.4f} ms, {})",
-      d.phase, row_noun, row_one, d.timeline ? "" : ", the rows' sum: no timeline to remove overlap",
-      g.base_gap_ms(), g.head_gap_ms(), g.gap_delta_ms(), share(g.gap_delta_ms())));
+  out.push_back(
+      fmt::format("{}: time between {} in the timed runs (tpot less the profiled {} time{}) {:.4f} "
+                  "-> {:.4f} ms "
+                  "({:+.4f} ms, {})",
+                  d.phase, row_noun, row_one,
+                  d.timeline ? "" : ", the rows' sum: no timeline to remove overlap",
+                  g.base_gap_ms(), g.head_gap_ms(), g.gap_delta_ms(), share(g.gap_delta_ms())));
   const double n = g.launch_delta();
   if (std::fabs(n) < 1e-9) {
     out.push_back(fmt::format(
@@ -225,11 +227,15 @@ nlohmann::json to_json(const CellExplanation& e) {
                {"listed_share_of_tpot_change",
                 share ? json(g.listed_delta_ms() / *e.tpot_change_ms) : json()}};
     }
-    return json{{"base_ms", p.base_ms},        {"head_ms", p.head_ms},
-                {"other_rows", p.other_rows},  {"other_delta_ms", p.other_delta_ms},
-                {"timeline", timeline},        {"timed", timed},
+    return json{{"base_ms", p.base_ms},
+                {"head_ms", p.head_ms},
+                {"other_rows", p.other_rows},
+                {"other_delta_ms", p.other_delta_ms},
+                {"timeline", timeline},
+                {"timed", timed},
                 {"grew", ops(p.grew)},
-                {"appeared", ops(p.appeared)}, {"disappeared", ops(p.disappeared)},
+                {"appeared", ops(p.appeared)},
+                {"disappeared", ops(p.disappeared)},
                 {"counters", counters}};
   };
   json j = {{"available", e.missing.empty()},

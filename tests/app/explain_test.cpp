@@ -254,9 +254,10 @@ TEST(ExplainKernels, TheTimeBetweenKernelsComesFromTheTimedRunsAndTheAddedKernel
   EXPECT_NEAR(g.listed_delta_ms(), 0.0387, 1e-9);
   EXPECT_NEAR(g.kernel_delta_ms() + g.gap_delta_ms(), *e.tpot_change_ms, 1e-9);
   EXPECT_NE(table.find("decode step: the other 3 kernels -0.0001 ms"), std::string::npos) << table;
-  EXPECT_NE(table.find("decode step: time between kernels in the timed runs (tpot less the profiled "
-                       "kernel time) 0.0536 -> 0.0634 ms (+0.0098 ms, 25% of the tpot change)"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("decode step: time between kernels in the timed runs (tpot less the profiled "
+                 "kernel time) 0.0536 -> 0.0634 ms (+0.0098 ms, 25% of the tpot change)"),
+      std::string::npos)
       << table;
   EXPECT_NE(table.find("decode step: of that, the gaps that come with 22 more kernels at the "
                        "base's 0.40 µs per kernel: +0.0088 ms; the rest +0.0010 ms"),
