@@ -113,24 +113,25 @@ std::vector<std::string> accounting_lines(const CellExplanation& e) {
   const char* row_one = kernels ? "kernel" : "host op";
   out.push_back(
       fmt::format("{}: time between {} in the timed runs (tpot less the profiled {} time{}) {:.4f} "
-                  "-> {:.4f} ms "
-                  "({:+.4f} ms, {})",
+                  "-> {:.4f} ms ({:+.4f} ms, {})",
                   d.phase, row_noun, row_one,
                   d.timeline ? "" : ", the rows' sum: no timeline to remove overlap",
                   g.base_gap_ms(), g.head_gap_ms(), g.gap_delta_ms(), share(g.gap_delta_ms())));
+  // What the time between kernels holds beyond the launches the counts predict.
+  const char* unnamed = "host-device syncs, host stalls, slower launches";
   const double n = g.launch_delta();
   if (std::fabs(n) < 1e-9) {
     out.push_back(fmt::format(
         "{}: no {} added or removed: the {:+.4f} ms between them is time the counts do not name "
-        "(host-device syncs, host stalls, slower launches)",
-        d.phase, row_one, g.gap_delta_ms()));
+        "({})",
+        d.phase, row_one, g.gap_delta_ms(), unnamed));
   } else {
     out.push_back(fmt::format(
         "{}: of that, the gaps that come with {} {} {} at the base's {:.2f} µs per {}: {:+.4f} ms; "
-        "the rest {:+.4f} ms (host-device syncs, host stalls, slower launches)",
+        "the rest {:+.4f} ms ({})",
         d.phase, fmt_count(std::fabs(n)), n > 0 ? "more" : "fewer",
         std::fabs(std::fabs(n) - 1) < 1e-9 ? row_one : row_noun, 1000 * g.per_launch_ms(), row_one,
-        g.launch_gaps_delta_ms(), g.rest_ms()));
+        g.launch_gaps_delta_ms(), g.rest_ms(), unnamed));
   }
   out.push_back(fmt::format(
       "{}: the {}' time ({:+.4f} ms) and the gaps of the added or removed ones ({:+.4f} ms) add "
