@@ -139,6 +139,24 @@ PhaseExplanation explain_phase(const PhaseMeans& base, const PhaseMeans& head, P
   return e;
 }
 
+// The decode step's time between kernels in the timed runs (gate/explanation.h, TimedGaps).
+TimedGaps timed_gaps(const PhaseMeans& base, const PhaseMeans& head, const PhaseExplanation& e,
+                     ProfileOpKind kind, double base_tpot_ms, double head_tpot_ms) {
+  TimedGaps g;
+  g.base_tpot_ms = base_tpot_ms;
+  g.head_tpot_ms = head_tpot_ms;
+  g.base_kernel_ms = e.timeline ? e.timeline->base_busy_ms : e.base_ms;
+  g.head_kernel_ms = e.timeline ? e.timeline->head_busy_ms : e.head_ms;
+  const char* launches = kind == ProfileOpKind::kernel ? "kernels" : "ops";
+  auto count = [&](const PhaseMeans& m) {
+    auto it = m.counters.find(launches);
+    return it == m.counters.end() ? 0.0 : it->second;
+  };
+  g.base_launches = count(base);
+  g.head_launches = count(head);
+  return g;
+}
+
 std::vector<const CellProfile*> profiles_of(const std::vector<Run>& runs, const CellKey& key) {
   std::vector<const CellProfile*> out;
   for (const Run& r : runs)
@@ -180,8 +198,12 @@ std::vector<CellExplanation> explain(const GateResult& result, const std::vector
     e.kind = has_kernels(base) && has_kernels(head) ? ProfileOpKind::kernel : ProfileOpKind::op;
     if (c.base_median && c.head_median) e.tpot_change_ms = *c.head_median - *c.base_median;
     // A share of the tpot change means something only where the change is real.
-    e.decode = explain_phase(phase_means(base, true), phase_means(head, true), e.kind,
-                             "decode step", e.regressed ? e.tpot_change_ms : std::nullopt);
+    const PhaseMeans base_decode = phase_means(base, true), head_decode = phase_means(head, true);
+    e.decode = explain_phase(base_decode, head_decode, e.kind, "decode step",
+                             e.regressed ? e.tpot_change_ms : std::nullopt);
+    if (c.base_median && c.head_median && base_decode.steps > 0 && head_decode.steps > 0)
+      e.decode.timed =
+          timed_gaps(base_decode, head_decode, e.decode, e.kind, *c.base_median, *c.head_median);
     e.prefill = explain_phase(phase_means(base, false), phase_means(head, false), e.kind, "prefill",
                               std::nullopt);
     out.push_back(std::move(e));

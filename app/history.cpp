@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/descriptive.h"
+#include "core/metrics.h"
 
 namespace pg::app {
 
@@ -16,10 +17,15 @@ std::vector<double> point_values(const SeriesSample& s, const CellKey& key,
     out = s.rep_prefill_ms;
   } else if (metric == "tpot_ms") {
     out = s.rep_tpot_ms;
-  } else if (metric == "decode_tok_s") {
-    // B x (gen_tokens - 1) / decode seconds, with decode seconds = tpot x (gen_tokens - 1).
-    for (double t : s.rep_tpot_ms)
-      if (t > 0) out.push_back(key.batch_size * 1000.0 / t);
+  } else if (const MetricDef* d = find_metric(metric);
+             d && d->per_repetition == PerRepetition::decode_tok_s) {
+    // core/metrics.h's definition, over each repetition's decode time: tpot x its decode steps.
+    const int steps = key.gen_tokens > 1 ? key.gen_tokens - 1 : 1;
+    for (double t : s.rep_tpot_ms) {
+      if (!(t > 0)) continue;
+      if (auto v = repetition_value(d->per_repetition, key, {0, t * steps, steps}))
+        out.push_back(*v);
+    }
   }
   if (out.empty()) {
     auto it = s.metrics.find(metric);

@@ -1,6 +1,6 @@
 // A series' history as a use case: its stored runs grouped into one point per commit, in history
 // order, and the change points over the points' medians. `perfgate changes` and the web's trend
-// page and overview (web/series_view.h) both build it here, so they find the same changes.
+// page and overview (web/views/series_view.h) both build it here, so they find the same changes.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -12,6 +12,12 @@
 # sweep at 3 and at 10 repetitions with the profile on and off (timing.db, runs.log). Then, until
 # DEADLINE seconds, rounds of A, B, C5, C10 (order rotated each round) into r-CALL-N.db, all with
 # --profile off (the action profiles a side's first round only; timing.db prices that).
+# ROUND_REPS (default 3) is the timed repetitions of the history's and the rounds' runs
+# (`perfgate run --reps`; the sweep's own is 10): on the H200 the run-to-run spread dominates
+# (within a run the standard error of a cell's mean is about 0.04%, between runs the sd is
+# 0.12-0.29%), so 3 repetitions lose little and a run's fixed cost (model load, graph capture,
+# warm-up: about 6 s of 9) is paid less often per round. The history uses the same count, since
+# `compare --history` borrows only runs with as many usable repetitions as the gate's.
 # The commits are made with fixed dates, so every call (even on a fresh machine) has the same
 # SHAs. Results: OUT/seq-gates-CALL.tar.gz. Judge with bench/seq_gates_eval.py.
 set -uo pipefail
@@ -20,6 +26,7 @@ small=${2:-4500}
 large=${3:-11000}
 hist=${4:-6}
 call=${CALL:-1}
+reps=${ROUND_REPS:-3}
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=SCRIPTDIR/device_call.sh
 source bench/device_call.sh "$out" "seq-gates-$call"
@@ -36,7 +43,7 @@ if [ ! -x "$bin" ] || [ ! -x build-calib/perfgate-runner ]; then
 fi
 "$bin" --version >"$R/perfgate-version.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$R/nvidia-smi.txt"
-echo "small $small large $large history $hist" >"$R/knobs.txt"
+echo "small $small large $large history $hist round_reps $reps" >"$R/knobs.txt"
 
 repo=/tmp/pg-seq-repo
 if [ ! -d $repo ]; then
@@ -66,11 +73,11 @@ one() { # one SIDE DB [ARGS...]: one run of the shipped GPU sweep at commit SIDE
 }
 if [ "$call" = 1 ]; then
   for _ in 1 2; do
-    for i in $(seq 1 "$hist"); do one "H$i" "$R/history.db" --profile off; done
+    for i in $(seq 1 "$hist"); do one "H$i" "$R/history.db" --reps "$reps" --profile off; done
   done
   log "history: $hist commits x 2 runs"
-  for reps in 3 10; do
-    for p in on off; do one A "$R/timing.db" --reps "$reps" --profile "$p"; done
+  for n in 3 10; do
+    for p in on off; do one A "$R/timing.db" --reps "$n" --profile "$p"; done
   done
   log "timing runs"
 fi
@@ -79,7 +86,7 @@ g=0
 while [ $(($(date +%s) - T0)) -lt $((${DEADLINE:-500} - 40)) ]; do
   g=$((g + 1))
   order=${orders[$(((g - 1) % 4))]}
-  for side in $order; do one "$side" "$R/r-$call-$g.db" --profile off; done
+  for side in $order; do one "$side" "$R/r-$call-$g.db" --reps "$reps" --profile off; done
   log "round $g ($order)"
 done
 log "done: $g rounds"

@@ -40,6 +40,29 @@ struct StepTimeline {
   double span_delta_ms() const { return head_span_ms - base_span_ms; }
 };
 
+// The decode step's time between kernels (or host ops) in the timed runs: each side's tpot (the
+// median of its timed repetitions) less its profiled kernel time (busy on the device's timeline,
+// or the rows' sum without one). The profiler's own cost stretches the gaps of the profiled
+// sequence (0.15 ms of a 1.75 ms step become 0.6 ms on an H200) but not the kernels' durations,
+// so the gaps come from the timed runs and the kernels from the profile. Their change splits
+// into the launch gaps of the kernels the head added or removed, at the base's mean gap per
+// kernel (a prediction from the counts, not a fit to the change), and the rest.
+struct TimedGaps {
+  double base_tpot_ms = 0, head_tpot_ms = 0;
+  double base_kernel_ms = 0, head_kernel_ms = 0;  // per step, overlap removed where known
+  double base_launches = 0, head_launches = 0;    // kernels (or ops) per step
+  double base_gap_ms() const { return base_tpot_ms - base_kernel_ms; }
+  double head_gap_ms() const { return head_tpot_ms - head_kernel_ms; }
+  double gap_delta_ms() const { return head_gap_ms() - base_gap_ms(); }
+  double kernel_delta_ms() const { return head_kernel_ms - base_kernel_ms; }
+  double per_launch_ms() const { return base_launches > 0 ? base_gap_ms() / base_launches : 0; }
+  double launch_delta() const { return head_launches - base_launches; }
+  double launch_gaps_delta_ms() const { return per_launch_ms() * launch_delta(); }
+  double rest_ms() const { return gap_delta_ms() - launch_gaps_delta_ms(); }
+  // What the profile and the counts account for: the kernels' time and the added launch gaps.
+  double listed_delta_ms() const { return kernel_delta_ms() + launch_gaps_delta_ms(); }
+};
+
 struct PhaseExplanation {
   std::string phase;                // "decode step" | "prefill"
   double base_ms = 0, head_ms = 0;  // profiled time per step, all rows of `kind`
@@ -49,6 +72,7 @@ struct PhaseExplanation {
   std::vector<OpDelta> appeared, disappeared;
   std::vector<CounterChange> counters;
   std::optional<StepTimeline> timeline;
+  std::optional<TimedGaps> timed;  // decode only, where both sides have timed medians
   double rows_delta_ms() const { return head_ms - base_ms; }
   // The rows' time that overlapped (rows - busy), head less base; only with a timeline.
   double overlap_delta_ms() const {

@@ -92,7 +92,7 @@ std::vector<std::string> accounting_lines(const CellExplanation& e) {
   std::vector<std::string> out;
   if (!e.regressed || !e.tpot_change_ms || *e.tpot_change_ms <= 0) return out;
   const PhaseExplanation& d = e.decode;
-  const double change = *e.tpot_change_ms, rows = d.rows_delta_ms();
+  const double change = *e.tpot_change_ms;
   const bool kernels = e.kind == ProfileOpKind::kernel;
   const char* row_noun = kernels ? "kernels" : "host ops";
   auto share = [&](double ms) {
@@ -102,41 +102,42 @@ std::vector<std::string> accounting_lines(const CellExplanation& e) {
     out.push_back(fmt::format(
         "{}: {} {} {} {:+.4f} ms", d.phase, d.grew.empty() ? "the" : "the other", d.other_rows,
         d.other_rows == 1 ? (kernels ? "kernel" : "host op") : row_noun, d.other_delta_ms));
-  if (!d.timeline) {
-    // Profiles that did not place their steps on the device's timeline (stored before it was
-    // measured, or an --exec benchmark that leaves it out): what the rows leave is unmeasured.
-    std::string count;
-    for (const CounterChange& c : d.counters)
-      if (c.counter == (kernels ? "kernels" : "ops"))
-        count = fmt::format("; {} -> {} {} per step", fmt_count(c.base), fmt_count(c.head),
-                            kernels ? "kernels" : "ops");
-    out.push_back(fmt::format(
-        "{}: the profiled {} time changed {:+.4f} ms of the {:+.4f} ms tpot change ({:.0f}%); "
-        "the other {:+.4f} ms is time outside {} (not measured: the profiles have no device "
-        "timeline){}",
-        d.phase, kernels ? "kernel" : "host op", rows, change, 100 * rows / change, change - rows,
-        kernels ? "kernels (launches and the gaps between them)" : "the ops' self time", count));
-    return out;
+  if (d.timeline) {
+    const double overlap = d.overlap_delta_ms();
+    if (std::fabs(overlap) >= 5e-5)
+      out.push_back(fmt::format("{}: {} that ran at the same time, counted twice above: {:+.4f} ms",
+                                d.phase, row_noun, -overlap));
   }
-  const StepTimeline& t = *d.timeline;
-  const char* between = kernels ? "time between kernels (launch gaps, copies, idle)"
-                                : "time between host ops (the model's own code, the dispatcher)";
-  out.push_back(fmt::format("{}: {} {:.4f} -> {:.4f} ms ({:+.4f} ms, {})", d.phase, between,
-                            t.base_gap_ms(), t.head_gap_ms(), t.gap_delta_ms(),
-                            share(t.gap_delta_ms())));
-  const double overlap = d.overlap_delta_ms();
-  if (std::fabs(overlap) >= 5e-5)
-    out.push_back(fmt::format("{}: {} that ran at the same time, counted twice above: {:+.4f} ms",
-                              d.phase, row_noun, -overlap));
-  const double listed = t.span_delta_ms();
+  if (!d.timed) return out;
+  const TimedGaps& g = *d.timed;
+  const char* row_one = kernels ? "kernel" : "host op";
+  out.push_back(
+      fmt::format("{}: time between {} in the timed runs (tpot less the profiled {} time{}) {:.4f} "
+                  "-> {:.4f} ms ({:+.4f} ms, {})",
+                  d.phase, row_noun, row_one,
+                  d.timeline ? "" : ", the rows' sum: no timeline to remove overlap",
+                  g.base_gap_ms(), g.head_gap_ms(), g.gap_delta_ms(), share(g.gap_delta_ms())));
+  // What the time between kernels holds beyond the launches the counts predict.
+  const char* unnamed = "host-device syncs, host stalls, slower launches";
+  const double n = g.launch_delta();
+  if (std::fabs(n) < 1e-9) {
+    out.push_back(fmt::format(
+        "{}: no {} added or removed: the {:+.4f} ms between them is time the counts do not name "
+        "({})",
+        d.phase, row_one, g.gap_delta_ms(), unnamed));
+  } else {
+    out.push_back(fmt::format(
+        "{}: of that, the gaps that come with {} {} {} at the base's {:.2f} µs per {}: {:+.4f} ms; "
+        "the rest {:+.4f} ms ({})",
+        d.phase, fmt_count(std::fabs(n)), n > 0 ? "more" : "fewer",
+        std::fabs(std::fabs(n) - 1) < 1e-9 ? row_one : row_noun, 1000 * g.per_launch_ms(), row_one,
+        g.launch_gaps_delta_ms(), g.rest_ms(), unnamed));
+  }
   out.push_back(fmt::format(
-      "{}: the {} above and the time between them add up to {:+.4f} ms per step on the {} timeline "
-      "(span {:.4f} -> "
-      "{:.4f} ms): {:.0f}% of the {:+.4f} ms tpot change; the other {:+.4f} ms is outside the "
-      "profiled steps' span (before a step's first {}, and the timed runs against the profiled "
-      "one)",
-      d.phase, row_noun, listed, kernels ? "device" : "host", t.base_span_ms, t.head_span_ms,
-      100 * listed / change, change, change - listed, kernels ? "kernel" : "op"));
+      "{}: the {}' time ({:+.4f} ms) and the gaps of the added or removed ones ({:+.4f} ms) add "
+      "up to {:+.4f} ms per step: {:.0f}% of the {:+.4f} ms tpot change",
+      d.phase, row_noun, g.kernel_delta_ms(), g.launch_gaps_delta_ms(), g.listed_delta_ms(),
+      100 * g.listed_delta_ms() / change, change));
   return out;
 }
 
@@ -207,10 +208,35 @@ nlohmann::json to_json(const CellExplanation& e) {
                        ? json(t.gap_delta_ms() / *e.tpot_change_ms)
                        : json()}};
     }
-    return json{{"base_ms", p.base_ms},        {"head_ms", p.head_ms},
-                {"other_rows", p.other_rows},  {"other_delta_ms", p.other_delta_ms},
-                {"timeline", timeline},        {"grew", ops(p.grew)},
-                {"appeared", ops(p.appeared)}, {"disappeared", ops(p.disappeared)},
+    json timed;
+    if (p.timed) {
+      const TimedGaps& g = *p.timed;
+      const bool share = e.regressed && e.tpot_change_ms && *e.tpot_change_ms > 0;
+      timed = {{"base_tpot_ms", g.base_tpot_ms},
+               {"head_tpot_ms", g.head_tpot_ms},
+               {"base_kernel_ms", g.base_kernel_ms},
+               {"head_kernel_ms", g.head_kernel_ms},
+               {"base_gap_ms", g.base_gap_ms()},
+               {"head_gap_ms", g.head_gap_ms()},
+               {"gap_delta_ms", g.gap_delta_ms()},
+               {"base_launches", g.base_launches},
+               {"head_launches", g.head_launches},
+               {"per_launch_gap_ms", g.per_launch_ms()},
+               {"launch_gaps_delta_ms", g.launch_gaps_delta_ms()},
+               {"rest_ms", g.rest_ms()},
+               {"listed_delta_ms", g.listed_delta_ms()},
+               {"listed_share_of_tpot_change",
+                share ? json(g.listed_delta_ms() / *e.tpot_change_ms) : json()}};
+    }
+    return json{{"base_ms", p.base_ms},
+                {"head_ms", p.head_ms},
+                {"other_rows", p.other_rows},
+                {"other_delta_ms", p.other_delta_ms},
+                {"timeline", timeline},
+                {"timed", timed},
+                {"grew", ops(p.grew)},
+                {"appeared", ops(p.appeared)},
+                {"disappeared", ops(p.disappeared)},
                 {"counters", counters}};
   };
   json j = {{"available", e.missing.empty()},

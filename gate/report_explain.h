@@ -21,9 +21,9 @@ std::vector<std::string> counter_lines(const CellExplanation& e);
 // for a regressed cell's decode step only (profiled time is one noisy sequence).
 std::vector<std::string> growth_lines(const CellExplanation& e);
 // Where a regressed cell's decode step went, beside growth_lines: the rows not listed there
-// ("the other 40 kernels -0.0003 ms"), the time between kernels on the device's timeline, and how
-// much of the tpot change these lines add up to (the profiled step's span). Without a timeline in
-// the profiles, one line with what the rows leave unexplained.
+// ("the other 40 kernels -0.0003 ms"), the time between kernels in the timed runs and the part of
+// its change that the added or removed kernels' launch gaps predict, and how much of the tpot
+// change the kernels' time and those launch gaps add up to (gate/explanation.h, TimedGaps).
 std::vector<std::string> accounting_lines(const CellExplanation& e);
 // "decode step: appeared aten::sigmoid x12, aten::mul x12" / "... disappeared ..."
 std::vector<std::string> appeared_lines(const CellExplanation& e);

@@ -252,6 +252,14 @@ class Store {
   // `limit`.
   std::vector<Run> list_runs_page(int64_t after_id, int64_t limit, const RunFilter& f);
 
+  // --- what a long-lived reader (serve) asks of its connection.
+  // SQLite's PRAGMA data_version on this connection: it changes whenever another connection (any
+  // thread's, any process's) commits to the file; -1 when the query fails (e.g. the file is gone).
+  // Never throws.
+  int64_t data_version();
+  // How long a statement waits for another connection's lock before it fails (5 s as opened).
+  void set_busy_timeout(int milliseconds);
+
   sqlite3* handle() { return db_; }  // for tests (integrity_check) only
 
  private:

@@ -107,4 +107,15 @@ Store::~Store() { sqlite3_close_v2(db_); }
 
 int Store::schema_version() { return schema::current_version(); }
 
+int64_t Store::data_version() {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "PRAGMA data_version", -1, &st, nullptr) != SQLITE_OK) return -1;
+  int64_t v = -1;
+  if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+void Store::set_busy_timeout(int milliseconds) { sqlite3_busy_timeout(db_, milliseconds); }
+
 }  // namespace pg

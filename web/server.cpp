@@ -22,14 +22,14 @@
 #include "common/errors.h"
 #include "common/inert_text.h"
 #include "common/utc_time.h"
-#include "web/app.h"
-#include "web/assets.h"
-#include "web/auth.h"
-#include "web/guarded_server.h"
-#include "web/html.h"
-#include "web/http_util.h"
-#include "web/routes.h"
-#include "web/trusted_proxy.h"
+#include "web/http/assets.h"
+#include "web/http/guarded_server.h"
+#include "web/http/trusted_proxy.h"
+#include "web/pages/html.h"
+#include "web/routes/auth.h"
+#include "web/routes/http_util.h"
+#include "web/routes/routes.h"
+#include "web/views/app.h"
 
 namespace pg::web {
 
@@ -148,7 +148,7 @@ struct Server::Impl {
 };
 
 Server::Server(ServeOptions opt) {
-  // The options are serve's settings (web/serve_options.h), which its front end spells.
+  // The options are serve's settings (web/http/serve_options.h), which its front end spells.
   const auto setting = [](const char* name) { return SettingError::setting(name); };
   if (opt.db_path.empty()) throw SettingError(setting("db") + ": empty path");
   std::error_code ec;

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "web/serve_options.h"
+#include "web/http/serve_options.h"
 
 namespace pg::web {
 

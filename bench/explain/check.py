@@ -6,16 +6,16 @@ what the explanation says and whether it says what the head changed.
 
 Checks, per cell of decode latency (tpot_ms):
   extra_op   the decode phase names a row with "sigmoid" in its name (appeared, grew, or a changed
-             ops/kernels count), and the deltas the explanation lists sum to within 15% of the
-             tpot change: the kernels that grew, the other kernels' line and the line of the time
-             between kernels (from each profiled step's span and busy time on the device's
-             timeline; without a timeline, the kernel rows alone)
+             ops/kernels count), and what the explanation accounts for is within 15% of the tpot
+             change: the profiled kernels' time (busy on the device's timeline; the rows' sum
+             without one) plus the gaps that come with the kernels the head added, at the base's
+             mean gap per kernel in the timed runs (the `timed` object of the explain JSON)
   item_sync  one more host-device sync per decode step
 With --cpu (explain_gpu.sh --tiny) the timing check is shown, not enforced (a CPU's host-op times
 under the profiler are not a GPU's device time), and so is the naming on the aoti path (an
 AOTInductor package's CPU code is generated C++, not ATen ops the profiler sees).
-Prints a markdown table (the kernel rows' delta, the time between kernels, their sum and its share
-of the tpot change, and the kernel rows' share alone); exits 1 when a check fails, 2 when a
+Prints a markdown table (the kernels' delta, the added kernels' gaps, their sum and its share of
+the tpot change, and the kernels' share alone); exits 1 when a check fails, 2 when a
 document is missing or malformed.
 """
 import json
@@ -25,16 +25,16 @@ TOLERANCE = 0.15
 
 
 def listed_delta_ms(decode):
-    """(kernel rows, time between kernels or None, their sum): what the explanation's lines list
-    per decode step. The rows: those that grew most plus the line of all the others (their sum is
-    every row's change); the time between: the timeline's gap, less any overlap of rows that ran at
-    once (counted twice in the rows)."""
+    """(the kernels' time, the added kernels' gaps or None, their sum) per decode step, as the
+    explanation's lines list them: from the `timed` object where there is one (the kernels' busy
+    time, and the gaps the changed kernel count brings at the base's gap per kernel in the timed
+    runs), else the rows alone (the kernels that grew plus the other kernels' line)."""
+    t = decode.get("timed")
+    if t:
+        kernels = t["head_kernel_ms"] - t["base_kernel_ms"]
+        return kernels, t["launch_gaps_delta_ms"], t["listed_delta_ms"]
     rows = sum(r["delta_ms"] for r in decode.get("grew", [])) + decode.get("other_delta_ms", 0.0)
-    t = decode.get("timeline")
-    if not t:
-        return rows, None, rows
-    gap = t["gap_delta_ms"] - t.get("overlap_delta_ms", 0.0)
-    return rows, gap, rows + gap
+    return rows, None, rows
 
 
 def counter(decode, name):
@@ -103,11 +103,11 @@ def main(argv):
                     failures.append("%s: the explanation names no sigmoid row" % label)
                 if time_enforced and gap_ms is None:
                     ok = False
-                    failures.append("%s: the profiles have no timeline (span_ms, busy_ms): the "
-                                    "time between kernels is not measured" % label)
+                    failures.append("%s: the explanation has no timed gaps (a median or a "
+                                    "kernel count is missing)" % label)
                 if time_enforced and (ratio is None or abs(ratio - 1) > TOLERANCE):
                     ok = False
-                    failures.append("%s: listed deltas (kernels and the time between them) "
+                    failures.append("%s: listed deltas (kernels and the added kernels' gaps) "
                                     "%.4f ms vs tpot change %s ms"
                                     % (label, listed, "%.4f" % tpot if tpot else "n/a"))
             elif head == "item_sync":
@@ -120,8 +120,8 @@ def main(argv):
             rows.append([label, c.get("verdict"), e.get("kind"), fmt(tpot), fmt(rows_ms),
                          fmt(gap_ms), fmt(listed), fmt(ratio, "%.2f"), fmt(rows_ratio, "%.2f"),
                          "%s; syncs %s; %s" % (named, sync_text, "ok" if ok else "FAIL")])
-    print("| cell | verdict | rows | tpot change ms | kernel rows delta ms | between kernels "
-          "delta ms | listed delta ms | listed / tpot | kernel rows / tpot | "
+    print("| cell | verdict | rows | tpot change ms | kernels delta ms | added kernels' gaps "
+          "ms | listed delta ms | listed / tpot | kernels / tpot | "
           "named; syncs; check |")
     print("| --- | --- | --- | --: | --: | --: | --: | --: | --: | --- |")
     for r in rows:

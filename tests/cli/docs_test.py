@@ -2,7 +2,7 @@
 """Every flag of every subcommand is documented in docs/CLI.md, and every API route in docs/API.md.
 
 The flags come from the binary itself (`perfgate SUBCOMMAND --help`), the routes from the
-server's route registrations (web/*.cpp), so a new flag or route without its row fails here.
+server's route registrations (web/**/*.cpp), so a new flag or route without its row fails here.
 Usage: docs_test.py /path/to/perfgate /path/to/repo
 """
 import pathlib
@@ -41,7 +41,7 @@ def doc_section(doc, cmd):
 
 def routes(repo):
     out = set()
-    for src in sorted((repo / "web").glob("*.cpp")):
+    for src in sorted((repo / "web").rglob("*.cpp")):
         for method, raw in re.findall(r'http\.(Get|Post|Put|Patch|Delete)\((R"\(.*?\)"|".*?")',
                                       src.read_text()):
             path = raw[3:-2] if raw.startswith('R"(') else raw[1:-1]
@@ -69,7 +69,7 @@ def main():
                 missing.append(f"docs/CLI.md, perfgate {cmd}: no row for {flag}")
     found = routes(repo)
     if len(found) < 5:
-        missing.append(f"could not read the API routes from web/*.cpp: {sorted(found)}")
+        missing.append(f"could not read the API routes from web/**/*.cpp: {sorted(found)}")
     for method, path in sorted(found):
         if f"{method} {path}" not in api_doc:
             missing.append(f"docs/API.md: route {method} {path} is not documented")

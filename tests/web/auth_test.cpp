@@ -6,7 +6,7 @@
 #include "common/errors.h"
 #include "store/run_json.h"
 #include "store/store.h"
-#include "web/trusted_proxy.h"
+#include "web/http/trusted_proxy.h"
 #include "web_fixture.h"
 
 namespace pg::webtest {

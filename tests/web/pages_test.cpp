@@ -3,7 +3,7 @@
 
 #include <regex>
 
-#include "web/html.h"
+#include "web/pages/html.h"
 #include "web_fixture.h"
 
 namespace pg::webtest {

@@ -1,5 +1,5 @@
-// A server one client cannot take down: each limit of web/request_reader.h and
-// web/guarded_server.h against a real server on loopback, driven by raw sockets.
+// A server one client cannot take down: each limit of web/http/request_reader.h and
+// web/http/guarded_server.h against a real server on loopback, driven by raw sockets.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 

@@ -1,17 +1,17 @@
-// The overview's sparklines (web/page_layout.cpp): a single outlier does not flatten the line,
-// and a step, however recent, is drawn at its full height.
+// The overview's sparklines (web/pages/page_layout.cpp): a single outlier does not flatten the
+// line, and a step, however recent, is drawn at its full height.
 #include <gtest/gtest.h>
 
 #include <regex>
 
-#include "web/pages.h"
+#include "web/pages/pages.h"
 
 namespace pg::web {
 namespace {
 
 SeriesView series_of(const std::vector<double>& medians) {
   SeriesView v;
-  v.status = "steady";
+  v.status = SeriesStatus::steady;
   for (double m : medians) {
     SeriesPoint p;
     p.median = m;

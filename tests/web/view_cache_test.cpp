@@ -8,7 +8,7 @@
 #include "seed_data.h"
 #include "store/store.h"
 #include "tests/common/sqlite_query.h"
-#include "web/view_codec.h"
+#include "web/views/view_codec.h"
 #include "web_test_util.h"
 
 namespace pg::webtest {
@@ -155,7 +155,7 @@ TEST(ViewCache, AViewReadsBackTheSameAcrossEveryMessagePackSizeClass) {
   }
   v.changes.push_back({5, v.points[5].commit, 1.0, 1.3, 0.3, 0.005, "regression", true});
   v.last_compare = web::LastCompare{"a", "b", "regression", std::nullopt, 0.01};
-  v.status = "regressed";
+  v.status = web::SeriesStatus::regressed;
   v.skipped_cells = 300;
   auto back = web::decode_view(web::encode_view(v), v.info, v.metric, v.rules);
   ASSERT_TRUE(back);
@@ -178,7 +178,7 @@ web::SeriesView small_view() {
   }
   v.changes.push_back({6, v.points[6].commit, 2.5, 3.5, 0.4, 0.005, "regression", true});
   v.last_compare = web::LastCompare{"a", "b", "unchanged", 1.001, std::nullopt};
-  v.status = "steady";
+  v.status = web::SeriesStatus::steady;
   return v;
 }
 
