@@ -1,6 +1,7 @@
 #include "app/compare.h"
 
 #include "app/acceptance.h"
+#include "app/export_check.h"
 
 #include <algorithm>
 #include <map>
@@ -85,6 +86,18 @@ void split_one_commits_ab_runs(Comparison& c) {
   c.notes.push_back("one commit's A/B runs: their base sides against their head sides");
 }
 
+// Whether the two sides differ only in their export, and whether a tuned export could decide the
+// verdict (app/export_check.h): said in the warnings; such a gate is refused (inconclusive, and
+// more rounds would not help).
+void judge_exports(Comparison& c, bool allow_unreplayed_tuning) {
+  ExportCheck check = check_exports(c.result.base_env, c.result.head_env, allow_unreplayed_tuning);
+  for (std::string& w : check.warnings) c.result.warnings.push_back(std::move(w));
+  if (!check.refuse) return;
+  c.result.verdict = GateVerdict::inconclusive;
+  c.result.next = NextStep::stop;
+  c.result.next_reason = "export";
+}
+
 }  // namespace
 
 Comparison compare(Store& store, const std::string& base_sha, const std::string& head_sha,
@@ -134,6 +147,7 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
   for (std::string& note : acceptance_notes(accepted, c.result)) c.notes.push_back(std::move(note));
   c.explanations = explain(c.result, c.base_runs, c.head_runs);
   if (settings.fail_on_counter_change) fail_on_counter_change(c);
+  judge_exports(c, settings.allow_unreplayed_tuning);
   for (std::string& w : c.result.warnings) w = SettingError::spell_settings(w, spell);
   for (CellComparison& cell : c.result.cells)
     cell.note = SettingError::spell_settings(cell.note, spell);

@@ -19,6 +19,7 @@ const std::vector<std::string>& gate_setting_names() {
                                                  "seed",
                                                  "allow_missing_baseline",
                                                  "fail_on_counter_change",
+                                                 "allow_unreplayed_tuning",
                                                  "metrics",
                                                  "memory_tolerance_bytes"};
   return names;

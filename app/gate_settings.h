@@ -21,6 +21,9 @@ struct GateSettings {
   double min_effect_floor = 0.005;  // the least min_effect 'auto' may choose
   // A cell whose exact profile counters changed (app/explain.h) fails the gate by itself.
   bool fail_on_counter_change = false;
+  // A tuned AOTInductor export whose head did not replay the base's choices is judged anyway,
+  // with a warning, instead of refused (app/export_check.h).
+  bool allow_unreplayed_tuning = false;
 };
 
 // Every setting's name, for front ends that map them to their own spelling.

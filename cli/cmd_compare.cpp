@@ -245,6 +245,10 @@ void add_compare_command(CLI::App& root, Action& action) {
   c->add_flag("--fail-on-counter-change", f->settings.fail_on_counter_change,
               "a cell whose exact profile counters (ops, kernels, syncs, device-to-host copies, "
               "allocated bytes) changed is a regression (exit 1), whatever the timing test says");
+  c->add_flag("--allow-unreplayed-tuning", f->settings.allow_unreplayed_tuning,
+              "judge AOTInductor packages exported with tuned Inductor options even when the "
+              "head did not replay the base's tuning choices (warned, not refused; "
+              "docs/OWN_MODEL_AOTI.md)");
   c->add_option("--output", f->output, "write the report to FILE instead of stdout");
   c->add_option("--json", f->json_output, "also write the JSON report to FILE");
   c->add_option("--seed", f->settings.gate.seed, "bootstrap seed (same data, same interval)")

@@ -19,6 +19,7 @@ std::string flag_for_setting(const std::string& setting) {
       {"seed", "--seed"},
       {"allow_missing_baseline", "--allow-missing-baseline"},
       {"fail_on_counter_change", "--fail-on-counter-change"},
+      {"allow_unreplayed_tuning", "--allow-unreplayed-tuning"},
       {"metrics", "--metrics"},
       {"memory_tolerance_bytes", "--memory-tolerance-bytes"},
   };

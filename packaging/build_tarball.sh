@@ -29,7 +29,7 @@ cp "$tmp/wheel/perfgate.libs/"* "$dest/lib/"
 patchelf --set-rpath '$ORIGIN/../lib' "$dest/bin/perfgate"
 # shellcheck disable=SC2016
 patchelf --set-rpath '$ORIGIN/../lib:$ORIGIN/../torch/lib:$ORIGIN/../nvidia/cu13/lib' "$dest/bin/perfgate-runner"
-cp "$tmp/wheel/perfgate_bench.py" "$tmp/wheel/perfgate_export.py" "$tmp/wheel/perfgate/export_hf.py" \
+cp "$tmp/wheel/perfgate_bench.py" "$tmp/wheel/perfgate_export.py" "$tmp/wheel/perfgate_tuning.py" "$tmp/wheel/perfgate/export_hf.py" \
   "$tmp/wheel/perfgate/export_module.py" "$tmp/wheel/perfgate/tiny_kv_lm.py" "$dest/share/perfgate/python/"
 series=$(sed -n "s/^TORCH_SERIES = '\(.*\)'$/\1/p" "$tmp/wheel/perfgate/_build.py")
 built=$(sed -n "s/^TORCH_BUILT = '\(.*\)'$/\1/p" "$tmp/wheel/perfgate/_build.py")

@@ -7,7 +7,7 @@ The wheel holds, as the package `perfgate`: bin/perfgate and bin/perfgate-runner
 behind the `perfgate` command (packaging/perfgate/), and the exporters (python/export_hf.py,
 export_module.py and the reference module tiny_kv_lm.py, also as the commands perfgate-export-hf
 and perfgate-export-module); and as top-level modules python/perfgate_bench.py (the --exec
-harness: `import perfgate_bench`) and python/perfgate_export.py, which the exporters import.
+harness: `import perfgate_bench`) python/perfgate_export.py and perfgate_tuning.py, which the exporters import.
 
 It declares `torch==X.Y.*`, the torch release the build tree's LibTorch came from: perfgate-runner
 loads the LibTorch inside that installed torch wheel (its RPATH names $ORIGIN/../../torch/lib and
@@ -132,7 +132,7 @@ def main():
             f"TORCH_CUDA = {torch_cuda!r}\n")
         for name in ("export_hf.py", "export_module.py", "tiny_kv_lm.py"):
             shutil.copy2(ROOT / "python" / name, pkg / name)
-        for name in ("perfgate_bench.py", "perfgate_export.py"):
+        for name in ("perfgate_bench.py", "perfgate_export.py", "perfgate_tuning.py"):
             shutil.copy2(ROOT / "python" / name, tree / name)
         for exe in (perfgate, runner):
             shutil.copy2(exe, pkg / "bin" / exe.name)

@@ -81,7 +81,7 @@ def main():
                           batch=args.batch, context=args.context, dtype=args.dtype,
                           device=args.device,
                           exporter_versions={"transformers": transformers.__version__},
-                          decode_program=args.decode_program,
+                          decode_program=args.decode_program, tuning_from=args.tuning_from,
                           inductor_configs=pe.inductor_configs(args),
                           export=lambda tokens, positions, T: exportable.export(
                               input_ids=tokens, cache_position=positions,

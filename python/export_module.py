@@ -44,7 +44,7 @@ def main():
     out, name = pe.resolved_out(args)
     pe.export_and_package(model, out=out, name=name, batch=args.batch, context=args.context,
                           dtype=args.dtype, device=args.device, exporter_versions={},
-                          decode_program=args.decode_program,
+                          decode_program=args.decode_program, tuning_from=args.tuning_from,
                           inductor_configs=pe.inductor_configs(args))
 
 

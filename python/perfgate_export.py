@@ -29,6 +29,8 @@ import time
 
 import torch
 
+import perfgate_tuning as tuning
+
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -133,11 +135,13 @@ def compile_program(exported, configs):
 
 
 def export_and_package(module, *, out, name, batch, context, dtype, device, exporter_versions,
-                       extra_facts=None, inductor_configs=None, export=None, decode_program=True):
+                       extra_facts=None, inductor_configs=None, export=None, decode_program=True,
+                       tuning_from=None):
     """Exports `module` (already on `device` in `dtype`), compiles the package, writes the
-    sidecar. Returns the sidecar's dict. `export(tokens, positions, T)`, when given, makes the
-    ExportedProgram instead of torch.export.export (its inputs must flatten to the same two; T is
-    None for the static decode program)."""
+    sidecar and the tuning choices (perfgate_tuning.py). Returns the sidecar's dict.
+    `export(tokens, positions, T)`, when given, makes the ExportedProgram instead of
+    torch.export.export (its inputs must flatten to the same two; T is None for the static decode
+    program). `tuning_from` (default: $PERFGATE_TUNING_FROM): the choices to replay."""
     if not out.endswith(".pt2"):
         raise SystemExit(f"--out {out}: the package's name must end in .pt2")
     if not MODEL_NAME.fullmatch(name or ""):
@@ -181,10 +185,14 @@ def export_and_package(module, *, out, name, batch, context, dtype, device, expo
     configs = dict(inductor_configs or {})
     # The decode program carries no weights: it runs on the "model" program's (and its cache).
     no_weights = {"aot_inductor.package_constants_in_so": False}
-    compiled = {key: compile_program(ep, {**configs, **(no_weights if key == DECODE_PROGRAM else {})})
-                for key, ep in programs.items()}
-    from torch._inductor.package import package_aoti
-    package_aoti(out, compiled)
+    session = tuning.Export(out, configs, tuning_from or os.environ.get(tuning.REPLAY_ENV))
+    with session.compiling():
+        compiled = {key: compile_program(ep, {**configs, **(no_weights if key == DECODE_PROGRAM else {})})
+                    for key, ep in programs.items()}
+        from torch._inductor.package import package_aoti
+        package_aoti(out, compiled)
+    weights = weights_sha256(module)
+    export_facts = session.record(tuning.graph_sha256(programs, weights))
     t_compile = time.time() - t0 - t_export
     exporter = {"torch": torch.__version__, "python": platform.python_version(), **exporter_versions}
     if not str(device).startswith("cuda"):
@@ -204,9 +212,10 @@ def export_and_package(module, *, out, name, batch, context, dtype, device, expo
         "param_bytes": float(sum(p.numel() * p.element_size() for p in module.parameters())),
         "flops_per_token": linear_flops_per_token(module),
         "kv_bytes_per_token": kv_bytes / (batch * context) if kv_bytes else None,
-        "weights_sha256": weights_sha256(module),
+        "weights_sha256": weights,
         "decode_program": DECODE_PROGRAM if decode_program else None,
         "exporter": exporter,
+        "export": export_facts,
         "export_seconds": round(t_export, 1),
         "compile_seconds": round(t_compile, 1),
     }
@@ -233,6 +242,10 @@ def common_arguments(parser):
                         help="an Inductor option for both programs, repeatable; VALUE is JSON "
                         "(true, 4, \"s\") or else a string. coordinate_descent_tuning=true is "
                         "gpt-fast's decode setting (docs/OWN_MODEL_AOTI.md)")
+    parser.add_argument("--tuning-from", metavar="PATH", default=None,
+                        help="replay the tuning choices another export recorded (its PATH.tuning.json, "
+                        "or a folder holding one named like this package's); default: "
+                        "$PERFGATE_TUNING_FROM. docs/OWN_MODEL_AOTI.md")
     parser.add_argument("--no-decode-program", dest="decode_program", action="store_false",
                         help="package only the program over a symbolic T (no static T = 1 "
                         "decode program; about half the compile time)")

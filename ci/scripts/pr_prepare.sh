@@ -69,6 +69,19 @@ if [ "$reused" = false ]; then
   prepare_notes+=${note:+$note. }
 fi
 
+# The base's tuning choices (docs/OWN_MODEL_AOTI.md, "Exports that do not decide the verdict"):
+# the head's export replays them, so that a tuned export cannot decide the verdict. Copied before
+# any of the head's code has run, into a folder the head's container sees read-only.
+PG_TUNING_FROM=""
+if [ -n "$base_bin" ] && [ "$reused" = false ]; then
+  PG_TUNING_FROM=$(pg_base_tuning "$base_src")
+  if [ -n "$PG_TUNING_FROM" ]; then
+    n=$(find "$PG_TUNING_FROM" -type f | wc -l)
+    prepare_notes+="The head's prepare was given the merge-base's tuning choices to replay ($n file$([ "$n" -eq 1 ] || echo s)). "
+  fi
+fi
+pg_state_set PG_TUNING_FROM "$PG_TUNING_FROM"
+
 # The head: when it cannot be prepared or built the job fails, as a broken build should.
 note=$(pg_prepare_cached "$head_src" "$head_sha" read)
 prepare_notes+=${note:+$note. }

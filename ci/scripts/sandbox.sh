@@ -75,6 +75,10 @@ pg_sandbox_env() {
   state=$(pg_sandbox_state "${1:-}")
   PG_SANDBOX_ENV=("PATH=$PATH" "LANG=C.UTF-8" "HOME=$state/home" "TMPDIR=$state/tmp"
     "CCACHE_DIR=$state/ccache" "XDG_CACHE_HOME=$state/cache")
+  # The head's export replays the base's tuning choices (pg_base_tuning): nothing of the head wrote them.
+  if [ "${1:-}" = head ] && [ -n "${PG_TUNING_FROM:-}" ]; then
+    PG_SANDBOX_ENV+=("PERFGATE_TUNING_FROM=$PG_TUNING_FROM")
+  fi
   local var
   for var in $PERFGATE_PASS_ENV PERFGATE_BUILD_DIR PERFGATE_PYTHON CUDA_VISIBLE_DEVICES \
     NVIDIA_VISIBLE_DEVICES; do
@@ -139,6 +143,10 @@ pg_bwrap_args() {
   while IFS= read -r path; do
     PG_BWRAP+=(--ro-bind "$path" "$path")
   done < <(pg_trusted_tmp_dirs)
+  # The base's tuning choices, read-only, for the head's export.
+  if [ "$side" = head ] && [ -n "${PG_TUNING_FROM:-}" ] && [ -d "$PG_TUNING_FROM" ]; then
+    PG_BWRAP+=(--ro-bind "$PG_TUNING_FROM" "$PG_TUNING_FROM")
+  fi
   # The writable places, after the tmpfs that may hold their mount point: a side's own clone,
   # build directory and state; the whole job's directory only for the job's set-up.
   if [ -z "$side" ]; then
@@ -213,6 +221,21 @@ pg_untrusted_worker() {
   else
     pg_as_side_user "$side" "$dir" env "${cell[@]}" "PERFGATE_REPO=$dir" "$@"
   fi
+}
+
+# The tuning choices the base's prepare recorded (every PATH.tuning.json of an exported package in
+# the base's clone, python/perfgate_tuning.py), copied into the job's folder base-tuning, first
+# name wins; prints that folder, or nothing when the base recorded none. Run before any of the
+# head's code: the head's container then sees the folder read-only (pg_bwrap_args) and its
+# prepare gets it as PERFGATE_TUNING_FROM. The exporter refuses a file it cannot replay.
+pg_base_tuning() {
+  local src=$1 dir="$PG_SANDBOX/base-tuning"
+  # shellcheck disable=SC2016  # $1 and $2 expand in the sandbox user's shell
+  pg_as_sandbox_user "$PG_SANDBOX" bash -c 'mkdir -p "$2" &&
+    find "$1" -path "$1/.git" -prune -o -name "*.tuning.json" -type f -size -8M -print0 |
+      xargs -0 -r cp -n -t "$2"' _ "$src" "$dir" ||
+    pg_die "could not copy the merge-base's tuning choices into $dir"
+  if [ -n "$(ls -A "$dir")" ]; then echo "$dir"; fi
 }
 
 # Copies a file that measured code wrote in the sandbox to standard output, refusing anything but

@@ -2,6 +2,7 @@
 
 #include <mbedtls/sha256.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -53,6 +54,42 @@ std::optional<T> positive_field(const json& j, const char* field, const std::str
   if (v && !(*v > 0))
     throw UsageError("model sidecar '" + file + "': field '" + field + "' must be positive");
   return v;
+}
+
+bool is_sha256(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// The sidecar's "export" object: written by measured code, so every digest must be one and every
+// count a count, or the sidecar is refused naming the field.
+std::optional<ExportFacts> read_export_facts(const json& j, const std::string& file) {
+  auto it = j.find("export");
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  const std::string where = "model sidecar '" + file + "': field 'export.";
+  if (!it->is_object()) throw UsageError(where.substr(0, where.size() - 1) + "' is not an object");
+  ExportFacts e;
+  auto digest = [&](const char* field) {
+    auto v = optional_field<std::string>(*it, field, file);
+    if (v && !is_sha256(*v))
+      throw UsageError(where + field + "' is not a SHA-256 (64 lowercase hex digits)");
+    return v;
+  };
+  auto count = [&](const char* field) {
+    auto v = optional_field<int64_t>(*it, field, file).value_or(0);
+    if (v < 0) throw UsageError(where + field + "' must not be negative");
+    return v;
+  };
+  e.graph_sha256 = digest("graph_sha256").value_or("");
+  e.kernels_sha256 = digest("kernels_sha256").value_or("");
+  e.tuning_sha256 = digest("tuning_sha256").value_or("");
+  e.replayed_from = digest("replayed_from");
+  e.tuned_options = optional_field<bool>(*it, "tuned_options", file).value_or(false);
+  e.tuned_kernels = count("tuned_kernels");
+  e.replayed_kernels = count("replayed_kernels");
+  e.retuned_kernels = count("retuned_kernels");
+  return e;
 }
 
 }  // namespace
@@ -125,6 +162,7 @@ ModelFacts read_model_facts(const std::string& file) {
   if (auto e = j.find("exporter"); e != j.end() && e->is_object())
     for (const auto& [k, v] : e->items())
       if (v.is_string()) f.exporter[k] = v.get<std::string>();
+  f.export_facts = read_export_facts(j, file);
   return f;
 }
 
@@ -253,6 +291,18 @@ std::map<std::string, std::string> artifact_environment() {
       if (f.facts.decode_program)
         append("aoti_decode_program", label + "=" + *f.facts.decode_program);
       for (const auto& [tool, version] : f.facts.exporter) exporter[tool].insert(version);
+      if (const auto& e = f.facts.export_facts) {
+        append("aoti_graph_sha256", label + "=" + e->graph_sha256);
+        append("aoti_kernels_sha256", label + "=" + e->kernels_sha256);
+        append("aoti_tuning_sha256", label + "=" + e->tuning_sha256);
+        if (e->tuned_options)
+          append("aoti_tuned_kernels", label + "=" + std::to_string(e->tuned_kernels));
+        if (e->replayed_from) {
+          append("aoti_replayed_from", label + "=" + *e->replayed_from);
+          append("aoti_replayed_kernels", label + "=" + std::to_string(e->replayed_kernels));
+          append("aoti_retuned_kernels", label + "=" + std::to_string(e->retuned_kernels));
+        }
+      }
     }
   }
   for (const auto& [tool, versions] : exporter)

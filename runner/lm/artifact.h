@@ -22,6 +22,17 @@ bool is_aoti_model(std::string_view model);
 // size: a static KV cache fixes the batch at export).
 inline constexpr std::string_view kBatchPlaceholder = "{batch}";
 
+// What decides a package's speed besides the model's code (the sidecar's "export" object,
+// python/perfgate_tuning.py; docs/OWN_MODEL_AOTI.md, "Exports that do not decide the verdict"):
+// digests of the exported graph, of the generated kernels and of the tuning choices, and how many
+// choices were tuned, replayed from another export, or tuned again although they were replayed.
+struct ExportFacts {
+  std::string graph_sha256, kernels_sha256, tuning_sha256;  // 64 hex digits each
+  bool tuned_options = false;  // Inductor options that benchmark candidates (coordinate descent)
+  int64_t tuned_kernels = 0, replayed_kernels = 0, retuned_kernels = 0;
+  std::optional<std::string> replayed_from;  // SHA-256 of the choices file it was given
+};
+
 // What the exporter wrote beside the package (PATH.json, see docs/OWN_MODEL.md). Absent fields
 // stay absent: the metrics that need them are then not reported, never guessed.
 struct ModelFacts {
@@ -37,6 +48,7 @@ struct ModelFacts {
   std::optional<std::string> weights_sha256;    // of the parameters, as the exporter hashed them
   std::optional<std::string> decode_program;    // a second program in the package, for T = 1
   std::map<std::string, std::string> exporter;  // e.g. torch, transformers versions
+  std::optional<ExportFacts> export_facts;      // absent from exporters that do not record it
 };
 
 // An AOTInductor package loads only in the torch release (major.minor) that compiled it: its
@@ -81,7 +93,11 @@ std::string artifact_path(const std::string& key, int batch);
 
 // Fingerprint entries of every registered artifact: artifact_sha256 (every file), weights_sha256
 // (file: weights; a comparability field), aoti_weights_sha256 (the sidecar's, recorded only),
-// aoti_decode_program (recorded only), exporter_* versions. Empty without artifacts.
+// aoti_decode_program (recorded only), exporter_* versions, and of packages whose sidecar records
+// its export: aoti_graph_sha256, aoti_kernels_sha256, aoti_tuning_sha256, aoti_tuned_kernels (with
+// tuned options only), aoti_replayed_from, aoti_replayed_kernels and aoti_retuned_kernels (of a
+// replayed export), each "LABEL=VALUE, ..." (recorded only; app/export_check.h reads them).
+// Empty without artifacts.
 std::map<std::string, std::string> artifact_environment();
 
 // Hex SHA-256 of a file's bytes. Throws UsageError if it cannot be read.

@@ -104,7 +104,18 @@ exec "$PERFGATE_REAL" "\$@"
 LAUNCHER
 chmod +x "$PERFGATE_BUILD_DIR/perfgate"
 BUILD
-printf '#!/usr/bin/env bash\n# Exports the artifact: here, the environment the model runs with.\ncp perf.env artifact.env\n' >"$proj/prepare.sh"
+cat >"$proj/prepare.sh" <<'PREPARE'
+#!/usr/bin/env bash
+# Exports the artifact: here, the environment the model runs with, and the tuning choices an
+# exporter records beside a package (here, which commit's checkout made them).
+cp perf.env artifact.env
+mkdir -p out && git rev-parse HEAD >out/m.tuning.json
+if [ -n "${PERFGATE_TUNING_FROM:-}" ]; then
+  echo "TUNING FROM: $(ls "$PERFGATE_TUNING_FROM") of $(cat "$PERFGATE_TUNING_FROM/m.tuning.json")" >&2
+  (echo planted >"$PERFGATE_TUNING_FROM/m.tuning.json") 2>/dev/null && echo "TUNING: written" >&2 ||
+    echo "TUNING: denied" >&2
+fi
+PREPARE
 chmod +x "$proj/build.sh" "$proj/prepare.sh"
 : >"$proj/perf.env"
 cp "$here/gate_sweep.toml" "$proj/perf/sweep.toml"
@@ -223,6 +234,15 @@ check "pr-noop: only the first round of each side was profiled (profiled, runs: 
 # shellcheck disable=SC1091
 check "pr-noop: cleanup removed the sandbox" bash -c "source '$job/sandbox.env' && [ -n \"\$PG_SANDBOX\" ] && [ ! -e \"\$PG_SANDBOX\" ]"
 cp "$job/work/gate.db" "$tmp/server.db"
+# The head's prepare replays the tuning choices the merge-base's recorded, read-only to it; the
+# base's own prepare is given none.
+base_of_noop=$(git -C "$proj" merge-base main pr-noop)
+check "pr-noop: the head's prepare got the merge-base's tuning choices" \
+  has "$job/log" "TUNING FROM: m.tuning.json of $base_of_noop"
+check "pr-noop: ... only the head's prepare" [ "$(grep -c 'TUNING FROM:' "$job/log")" -eq 1 ]
+check "pr-noop: ... which it cannot rewrite" has "$job/log" "TUNING: denied"
+check "pr-noop: the summary says the head replayed them" \
+  has "$job/summary.md" "The head's prepare was given the merge-base's tuning choices to replay (1 file)"
 [ "$rc" -eq 0 ] || cat "$job/log" "$job/summary.md"
 
 GATE_ALPHA=0.05 GATE_METRICS=tpot_ms DASHBOARD_URL=http://dash.example:8080/pg run_pr pr-slow

@@ -51,7 +51,7 @@ check "build_wheel.py made $(basename "$wheel")" \
   test -f "$wheel" -a "$(basename "$wheel" | grep -cE "^perfgate-$version-py3-none-manylinux_2_[0-9]+_x86_64\.whl$")" = 1
 "$python" -m zipfile -l "$wheel" | awk 'NR > 1 {print $1}' >"$tmp/files"
 for f in perfgate/bin/perfgate perfgate/bin/perfgate-runner perfgate/_launcher.py perfgate_bench.py \
-  perfgate_export.py perfgate/export_hf.py perfgate/export_module.py perfgate/tiny_kv_lm.py; do
+  perfgate_export.py perfgate_tuning.py perfgate/export_hf.py perfgate/export_module.py perfgate/tiny_kv_lm.py; do
   check "the wheel holds $f" grep -qx "$f" "$tmp/files"
 done
 check "the wheel bundles the libraries perfgate links (libgit2, SQLite, fmt, toml++, cpp-httplib)" \

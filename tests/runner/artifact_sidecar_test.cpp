@@ -45,5 +45,37 @@ TEST(AotiSidecar, ANameIsHeldToTheRuleOfExecModelNames) {
   EXPECT_EQ(sidecar_error(dir, "{}"), "");  // no name: the path as typed is the key
 }
 
+// The "export" object (what decides a package's speed besides the code) is written by measured code
+// too: a digest must be a SHA-256 and a count a count, or the sidecar is refused naming the field.
+TEST(AotiSidecar, ItsExportFactsAreDigestsAndCountsOrTheSidecarIsRefused) {
+  TempDir dir;
+  const std::string sha(64, 'a');
+  const std::string path = (dir / "m-b1.json").string();
+  pgtest::write_file(path, R"({"export": {"graph_sha256": ")" + sha + R"(", "kernels_sha256": ")" +
+                               sha + R"(", "tuning_sha256": ")" + sha +
+                               R"(", "tuned_options": true, "tuned_kernels": 13,
+                               "replayed_kernels": 12, "retuned_kernels": 1, "replayed_from": ")" +
+                               sha + R"("}})");
+  const ModelFacts f = read_model_facts(path);
+  ASSERT_TRUE(f.export_facts);
+  EXPECT_EQ(f.export_facts->graph_sha256, sha);
+  EXPECT_TRUE(f.export_facts->tuned_options);
+  EXPECT_EQ(f.export_facts->tuned_kernels, 13);
+  EXPECT_EQ(f.export_facts->retuned_kernels, 1);
+  EXPECT_EQ(f.export_facts->replayed_from, sha);
+  pgtest::write_file(path, "{}");
+  EXPECT_FALSE(read_model_facts(path).export_facts);  // another exporter: nothing to judge
+
+  EXPECT_EQ(sidecar_error(dir, R"({"export": {"graph_sha256": "x\n::error::y"}})"),
+            "model sidecar '" + path +
+                "': field 'export.graph_sha256' is not a SHA-256 (64 lowercase hex digits)");
+  EXPECT_EQ(sidecar_error(dir, R"({"export": {"tuned_kernels": -1}})"),
+            "model sidecar '" + path + "': field 'export.tuned_kernels' must not be negative");
+  EXPECT_EQ(sidecar_error(dir, R"({"export": [1]})"),
+            "model sidecar '" + path + "': field 'export' is not an object");
+  EXPECT_NE(sidecar_error(dir, R"({"export": {"tuned_options": "yes"}})").find("wrong type"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace pg::lm
