@@ -83,7 +83,7 @@ ExportCheck check_exports(const Environment& base_env, const Environment& head_e
                                 SettingError::setting("allow_unreplayed_tuning") + "): "
                           : "UNREPLAYED TUNING: ") +
           label + " " + why + ", so two tuning results would decide the verdict; export the head " +
-          "with the base's choices (--tuning-from BASE.tuning.json, which the action does) or " +
+          "with the base's choices (its PATH.tuning.json, which the action hands to the head) or " +
           "with Inductor's defaults (docs/OWN_MODEL_AOTI.md)");
     }
   }
