@@ -143,6 +143,14 @@ pg_gate_setting_flags() {
   # Trusted history: the persistent store, which only pushes to main write (never a pull
   # request's code), lends its replicated runs of other commits to the run variance.
   if [ -s "$PERFGATE_DB" ]; then printf '%s\n' --history "$PERFGATE_DB"; fi
+  # Slowdowns a triage user accepted for this pull request's ref (the compare page's Accept, or
+  # `perfgate accept`), read from the server without a token: an accepted cell passes unless the
+  # head got slower still. A server that cannot answer is a note, and the gate judges without
+  # them. Every look asks the same question as the last: a look that judged without them would
+  # stop at "regression" while the accepted gate still needs rounds to decide.
+  if [ -n "${PERFGATE_SERVER_URL:-}" ] && [[ ${GITHUB_REF:-} =~ ^[][A-Za-z0-9._/@+:-]{1,200}$ ]]; then
+    printf '%s\n' --acceptances "$PERFGATE_SERVER_URL" --ref "$GITHUB_REF"
+  fi
 }
 
 # The ingest token (PERFGATE_TOKEN) into a mode-600 header file for `curl -H @FILE`, so it never

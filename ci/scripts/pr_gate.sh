@@ -46,13 +46,6 @@ if pg_bool "$PERFGATE_FAIL_ON_COUNTER_CHANGE"; then settings+=(--fail-on-counter
 # The summary links to the dashboard's compare page of the pair, where pr_submit.sh stores this
 # gate, and to each regressed cell's trend there.
 if [ -n "$PERFGATE_DASHBOARD_URL" ]; then settings+=(--dashboard-url "$PERFGATE_DASHBOARD_URL"); fi
-# Slowdowns a triage user accepted for this pull request's ref (the compare page's Accept, or
-# `perfgate accept`), read from the server without a token: an accepted cell passes unless the
-# head got slower still. A server that cannot answer is a note, and the gate judges without them.
-if [ -n "$PERFGATE_SERVER_URL" ] && [[ ${GITHUB_REF:-} =~ ^[][A-Za-z0-9._/@+:-]{1,200}$ ]]; then
-  settings+=(--acceptances "$PERFGATE_SERVER_URL" --ref "$GITHUB_REF")
-fi
-
 set +e
 "$bin" compare --db "$db" --repo "$REPO" --main "$MAIN_REF" \
   --base merge-base --head "$HEAD_SHA" "${settings[@]}" \

@@ -84,7 +84,7 @@ check "max-ab-runs: below ab-runs refused, naming the input" refused max-ab-runs
 
 # The flags of every look: pr_more_rounds.sh's and pr_gate.sh's are these, so they agree.
 flags() { (
-  export PERFGATE_METRICS=$1
+  export PERFGATE_METRICS=$1 PERFGATE_SERVER_URL=${2:-} GITHUB_REF=${3:-}
   # shellcheck source=ci/scripts/lib.sh
   source "$scripts/lib.sh"
   pg_gate_setting_flags | paste -sd ' '
@@ -93,6 +93,14 @@ check "gate flags: no --metrics when metrics is empty" \
   [ "$(flags '')" = "--alpha 0.01 --min-effect 0.05 --correction holm" ]
 check "gate flags: --metrics when given" \
   [ "$(flags tpot_ms,prefill_ms)" = "--alpha 0.01 --min-effect 0.05 --correction holm --metrics tpot_ms,prefill_ms" ]
+# An accepted slowdown changes what the gate asks of a cell: every look must ask it, or the looks
+# stop at the regression the acceptance forgives and the last look is judged too early.
+check "gate flags: every look reads the ref's acceptances from the server" \
+  [ "$(flags '' http://127.0.0.1:9 refs/pull/7/merge)" = "--alpha 0.01 --min-effect 0.05 --correction holm --acceptances http://127.0.0.1:9 --ref refs/pull/7/merge" ]
+check "gate flags: ... not without a ref" \
+  [ "$(flags '' http://127.0.0.1:9 '')" = "--alpha 0.01 --min-effect 0.05 --correction holm" ]
+check "gate flags: ... nor for a ref with characters a flag must not carry" \
+  [ "$(flags '' http://127.0.0.1:9 'refs/pull/7 $(id)')" = "--alpha 0.01 --min-effect 0.05 --correction holm" ]
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
