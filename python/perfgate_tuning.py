@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 
 # Options under which Inductor benchmarks candidate configurations and keeps the fastest: the
@@ -244,3 +245,95 @@ def graph_sha256(programs, weights_sha256):
         h.update(key.encode() + b"\0" + ep.graph_module.code.encode() + b"\0" +
                  str(ep.graph_signature).encode())
     return h.hexdigest()
+
+
+# What two exports of one commit must share for its export not to decide a gate: the same
+# programs and weights, the same kernel sources and the same choices for them.
+EXPORT_FACTS = ("graph_sha256", "kernels_sha256", "tuning_sha256")
+
+
+def _sidecar_export(path):
+    """The "export" object of the sidecar PATH.json of package PATH.pt2, or None without one."""
+    sidecar = path[:-len(".pt2")] + ".json"
+    if os.path.islink(sidecar) or not os.path.isfile(sidecar):
+        return None
+    if os.path.getsize(sidecar) > MAX_FILE_BYTES:
+        raise TuningError(f"{sidecar}: larger than {MAX_FILE_BYTES} bytes: not a sidecar")
+    try:
+        with open(sidecar) as f:
+            facts = json.load(f).get("export")
+    except (ValueError, AttributeError) as e:
+        raise TuningError(f"{sidecar}: not a sidecar ({e})")
+    return facts if isinstance(facts, dict) else None
+
+
+def _packages(root):
+    """The AOTInductor packages under ROOT (not in .git, no symlinks), relative to it, sorted."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if name.endswith(".pt2") and not os.path.islink(path):
+                found.append(os.path.relpath(path, root))
+    return sorted(found)
+
+
+def compare_exports(first, second):
+    """The packages that prepare left in two checkouts of one commit, compared by their sidecars'
+    export facts (the export A/A check, docs/OWN_MODEL_AOTI.md). Returns (alike, lines): alike is
+    True when every package has facts on both sides and they agree, False when any differ, None
+    when there was no package with facts to compare; one line per package says which."""
+    lines, verdicts = [], []
+    for rel in _packages(first):
+        a = _sidecar_export(os.path.join(first, rel))
+        b = _sidecar_export(os.path.join(second, rel)) if os.path.isfile(
+            os.path.join(second, rel)) else None
+        if a is None:
+            lines.append(f"not compared: {rel}: its sidecar has no export facts")
+            continue
+        if b is None:
+            lines.append(f"differs: {rel}: the second prepare left no package with export facts")
+            verdicts.append(False)
+            continue
+        moved = [f"{k} {str(a.get(k))[:12]} vs {str(b.get(k))[:12]}" for k in EXPORT_FACTS
+                 if a.get(k) != b.get(k)]
+        if b.get("retuned_kernels"):
+            moved.append(f"{b['retuned_kernels']} replayed choices moved (retuned_kernels)")
+        if moved:
+            lines.append(f"differs: {rel}: " + "; ".join(moved))
+        else:
+            lines.append(f"alike: {rel}: the same {a.get('kernels')} kernels and "
+                         f"{a.get('tuned_kernels')} tuning choices")
+        verdicts.append(not moved)
+    for rel in _packages(second):
+        if not os.path.isfile(os.path.join(first, rel)):
+            lines.append(f"differs: {rel}: only the second prepare left it")
+            verdicts.append(False)
+    if not verdicts:
+        return None, lines or ["not compared: prepare left no AOTInductor package (*.pt2)"]
+    return all(verdicts), lines
+
+
+def main(argv):
+    """python3 perfgate_tuning.py compare-exports FIRST SECOND: one line per package; exit 0
+    when every package is alike, 1 when any differs, 2 when there was nothing to compare."""
+    if len(argv) != 3 or argv[0] != "compare-exports":
+        print("usage: perfgate_tuning.py compare-exports FIRST_CHECKOUT SECOND_CHECKOUT",
+              file=sys.stderr)
+        return 2
+    for d in argv[1:]:
+        if not os.path.isdir(d):
+            print(f"perfgate_tuning.py: {d}: not a directory", file=sys.stderr)
+            return 2
+    try:
+        alike, lines = compare_exports(argv[1], argv[2])
+    except TuningError as e:
+        print(f"perfgate_tuning.py: {e.code}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return {True: 0, False: 1, None: 2}[alike]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -206,6 +206,8 @@ pg_main_ref() {
 source "$PG_SCRIPTS/sandbox.sh"
 # shellcheck source=prepare_cache.sh
 source "$PG_SCRIPTS/prepare_cache.sh"
+# shellcheck source=export_aa.sh
+source "$PG_SCRIPTS/export_aa.sh"
 
 # Does the store hold a run of this commit? (Through the public CSV export: one row per cell.)
 pg_has_runs() {

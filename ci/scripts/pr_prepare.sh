@@ -82,6 +82,19 @@ if [ -n "$base_bin" ] && [ "$reused" = false ]; then
 fi
 pg_state_set PG_TUNING_FROM "$PG_TUNING_FROM"
 
+# The export A/A check (export_aa.sh), opt-in: the merge-base prepared again as the head will be.
+if pg_bool "${PERFGATE_EXPORT_AA:-false}"; then
+  if [ -n "$base_bin" ] && [ "$reused" = false ]; then
+    if ! note=$(pg_export_aa "$repo" "$base_sha" "$base_src"); then
+      echo "::error title=perfgate::export A/A failed: ${note:-see the log}"
+      exit 1
+    fi
+    prepare_notes+="$note. "
+  else
+    pg_log "export A/A: skipped, the merge-base was not prepared in this job"
+  fi
+fi
+
 # The head: when it cannot be prepared or built the job fails, as a broken build should.
 note=$(pg_prepare_cached "$head_src" "$head_sha" read)
 prepare_notes+=${note:+$note. }

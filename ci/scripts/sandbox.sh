@@ -63,11 +63,14 @@ pg_sandbox_side() {
   rel=${rel%%/*}
   rel=${rel#build-}
   rel=${rel#side-}
-  case $rel in base | head | main) echo "$rel" ;; esac
+  case $rel in base | head | main | again) echo "$rel" ;; esac
 }
 
 # The writable state of SIDE (or of the job's set-up, for an empty SIDE).
 pg_sandbox_state() { echo "$PG_SANDBOX${1:+/side-$1}"; }
+
+# Does SIDE's export replay the merge-base's tuning choices (PG_TUNING_FROM)?
+pg_replays_tuning() { [ -n "${PG_TUNING_FROM:-}" ] && { [ "$1" = head ] || [ "$1" = again ]; }; }
 
 # The environment measured code of SIDE gets (PG_SANDBOX_ENV, an array).
 pg_sandbox_env() {
@@ -75,8 +78,9 @@ pg_sandbox_env() {
   state=$(pg_sandbox_state "${1:-}")
   PG_SANDBOX_ENV=("PATH=$PATH" "LANG=C.UTF-8" "HOME=$state/home" "TMPDIR=$state/tmp"
     "CCACHE_DIR=$state/ccache" "XDG_CACHE_HOME=$state/cache")
-  # The head's export replays the base's tuning choices (pg_base_tuning): nothing of the head wrote them.
-  if [ "${1:-}" = head ] && [ -n "${PG_TUNING_FROM:-}" ]; then
+  # The head's export replays the base's tuning choices (pg_base_tuning): nothing of the head wrote
+  # them. So does the base's second export of the export A/A check (export_aa.sh).
+  if pg_replays_tuning "${1:-}"; then
     PG_SANDBOX_ENV+=("PERFGATE_TUNING_FROM=$PG_TUNING_FROM")
   fi
   local var
@@ -144,7 +148,7 @@ pg_bwrap_args() {
     PG_BWRAP+=(--ro-bind "$path" "$path")
   done < <(pg_trusted_tmp_dirs)
   # The base's tuning choices, read-only, for the head's export.
-  if [ "$side" = head ] && [ -n "${PG_TUNING_FROM:-}" ] && [ -d "$PG_TUNING_FROM" ]; then
+  if pg_replays_tuning "$side" && [ -d "$PG_TUNING_FROM" ]; then
     PG_BWRAP+=(--ro-bind "$PG_TUNING_FROM" "$PG_TUNING_FROM")
   fi
   # The writable places, after the tmpfs that may hold their mount point: a side's own clone,

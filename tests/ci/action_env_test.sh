@@ -100,7 +100,7 @@ check "gate flags: every look reads the ref's acceptances from the server" \
 check "gate flags: ... not without a ref" \
   [ "$(flags '' http://127.0.0.1:9 '')" = "--alpha 0.01 --min-effect 0.05 --correction holm" ]
 check "gate flags: ... nor for a ref with characters a flag must not carry" \
-  [ "$(flags '' http://127.0.0.1:9 'refs/pull/7 $(id)')" = "--alpha 0.01 --min-effect 0.05 --correction holm" ]
+  [ "$(flags '' http://127.0.0.1:9 'refs/pull/7;id')" = "--alpha 0.01 --min-effect 0.05 --correction holm" ]
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -9,7 +9,10 @@
 # ci/ (action and scripts), its `prepare` step exports an artifact (artifact.env, from perf.env)
 # into the checkout, and its build makes a launcher for the real perfgate that loads
 # ./artifact.env from the checkout it runs in. Scenarios:
-#   pr-noop   a README change                        -> gate passes, job exits 0
+#   pr-noop   a README change, export-aa-check on    -> gate passes, job exits 0; the base
+#                                                       exported twice is alike
+#   pr-luck   a README change on a main whose export -> export-aa-check fails the job before
+#             tunes by luck (no replay)                 any benchmark
 #   pr-slow   perf.env preloads the spinning        -> regression: exit 1, ::error, summary
 #             allocator (real extra work, ~2-3x,        with dashboard links (dashboard-url);
 #             tests/common/slow_alloc.cpp)              base and head each load their own artifact
@@ -106,21 +109,32 @@ chmod +x "$PERFGATE_BUILD_DIR/perfgate"
 BUILD
 cat >"$proj/prepare.sh" <<'PREPARE'
 #!/usr/bin/env bash
-# Exports the artifact: here, the environment the model runs with, and the tuning choices an
-# exporter records beside a package (here, which commit's checkout made them).
+# Exports the artifact: here, the environment the model runs with, and what an exporter leaves
+# beside a package: the tuning choices it made (here, which commit's checkout made them, or the
+# ones it was given to replay) and the sidecar's export facts. A package's bytes differ from
+# export to export. With export-luck in the checkout, it tunes by luck and replays nothing.
 cp perf.env artifact.env
 mkdir -p out && git rev-parse HEAD >out/m.tuning.json
+choice=$(cat out/m.tuning.json)
 if [ -n "${PERFGATE_TUNING_FROM:-}" ]; then
   echo "TUNING FROM: $(ls "$PERFGATE_TUNING_FROM") of $(cat "$PERFGATE_TUNING_FROM/m.tuning.json")" >&2
   (echo planted >"$PERFGATE_TUNING_FROM/m.tuning.json") 2>/dev/null && echo "TUNING: written" >&2 ||
     echo "TUNING: denied" >&2
+  choice=$(cat "$PERFGATE_TUNING_FROM/m.tuning.json")
 fi
+if [ -e export-luck ]; then choice=$(od -An -tx8 -N8 /dev/urandom); fi
+date +%s%N >out/m.pt2
+digest() { sha256sum | cut -c1-64; }
+printf '{"export": {"graph_sha256": "%s", "kernels": 3, "kernels_sha256": "%s", "tuned_kernels": 1, "tuning_sha256": "%s", "retuned_kernels": 0}}\n' \
+  "$(digest <perf.env)" "$(cat prepare.sh | digest)" "$(echo "$choice" | digest)" >out/m.json
 PREPARE
 chmod +x "$proj/build.sh" "$proj/prepare.sh"
 : >"$proj/perf.env"
 cp "$here/gate_sweep.toml" "$proj/perf/sweep.toml"
 cp -r "$root/ci/action" "$root/ci/scripts" "$proj/"
 mkdir -p "$proj/ci" && mv "$proj/action" "$proj/scripts" "$proj/ci/"
+# The trusted comparison of the export A/A check, where a source checkout of the action has it.
+mkdir -p "$proj/python" && cp "$root/python/perfgate_tuning.py" "$proj/python/"
 commit "build, prepare, benchmark sweep and the gate's action"
 
 git -C "$proj" checkout -q -b pr-noop main
@@ -143,6 +157,14 @@ git -C "$proj" checkout -q -b pr-broken main
 # benchmark (every cell runs out of memory).
 printf 'LD_PRELOAD=%s\nPG_FAIL_ALLOC_MIN_BYTES=524288\n' "$SLOW_ALLOC" >"$proj/perf.env"
 commit "a head whose benchmark crashes"
+
+# A main whose exporter tunes by luck, and a README change on it: the export A/A check fails.
+git -C "$proj" checkout -q -b luck-main main
+touch "$proj/export-luck"
+commit "export: tuned, without replay"
+git -C "$proj" checkout -q -b pr-luck luck-main
+echo "docs only" >>"$proj/README.md"
+commit "docs: no code change, on a main whose export is luck"
 
 git -C "$proj" checkout -q -b pr-adopt "$adopt_base"
 git -C "$proj" checkout -q main -- build.sh prepare.sh perf.env perf/sweep.toml ci
@@ -188,7 +210,7 @@ run_pr() {
     PERFGATE_SWEEP=perf/sweep.toml PERFGATE_CHECKOUT="$proj" PERFGATE_DB="$store" \
       PERFGATE_WORK="$job/work" PERFGATE_RUN_AS="$run_as" PERFGATE_PASS_ENV=PERFGATE_REAL \
       PERFGATE_PREPARE=./prepare.sh PERFGATE_BUILD_COMMAND=./build.sh \
-      PERFGATE_MAIN_BRANCH=main PERFGATE_ALPHA="${GATE_ALPHA:-0.01}" PERFGATE_MIN_EFFECT=0.25 \
+      PERFGATE_MAIN_BRANCH="${MAIN_BRANCH:-main}" PERFGATE_EXPORT_AA="${EXPORT_AA:-false}" PERFGATE_ALPHA="${GATE_ALPHA:-0.01}" PERFGATE_MIN_EFFECT=0.25 \
       PERFGATE_CORRECTION=holm PERFGATE_ROUNDS=4 PERFGATE_MAX_ROUNDS=6 PERFGATE_MAIN_ROUNDS=1 \
       PERFGATE_FAIL_ON_INCONCLUSIVE="${FAIL_ON_INCONCLUSIVE:-true}" PERFGATE_REUSE_BASE=false \
       PERFGATE_RUN_ARGS=--quiet PERFGATE_SERVER_URL="${SERVER_URL:-}" PERFGATE_DASHBOARD_URL="${DASHBOARD_URL:-}" \
@@ -214,7 +236,7 @@ run_pr() {
 }
 
 # fail-on-counter-change: a README change changes no counter, so the gate still passes.
-FAIL_ON_COUNTER_CHANGE=true run_pr pr-noop
+FAIL_ON_COUNTER_CHANGE=true EXPORT_AA=true run_pr pr-noop
 check "pr-noop: job passes (exit 0)" [ "$rc" -eq 0 ]
 check "pr-noop: verdict=pass in GITHUB_OUTPUT" has "$job/output" "verdict=pass"
 check "pr-noop: summary opens with the pass line" has "$job/summary.md" "### ✅ perfgate: no regression"
@@ -239,11 +261,23 @@ cp "$job/work/gate.db" "$tmp/server.db"
 base_of_noop=$(git -C "$proj" merge-base main pr-noop)
 check "pr-noop: the head's prepare got the merge-base's tuning choices" \
   has "$job/log" "TUNING FROM: m.tuning.json of $base_of_noop"
-check "pr-noop: ... only the head's prepare" [ "$(grep -c 'TUNING FROM:' "$job/log")" -eq 1 ]
+check "pr-noop: ... only the head's prepare and the base's second (export-aa-check)" \
+  [ "$(grep -c 'TUNING FROM:' "$job/log")" -eq 2 ]
 check "pr-noop: ... which it cannot rewrite" has "$job/log" "TUNING: denied"
 check "pr-noop: the summary says the head replayed them" \
   has "$job/summary.md" "The head's prepare was given the merge-base's tuning choices to replay (1 file)"
+check "pr-noop: the export A/A check found the base's two exports alike" \
+  has "$job/summary.md" "Export A/A: the merge-base prepared twice left the same packages (alike: out/m.pt2: the same 3 kernels and 1 tuning choices)"
 [ "$rc" -eq 0 ] || cat "$job/log" "$job/summary.md"
+
+# export-aa-check on a main whose exports are luck: the job fails before any benchmark ran.
+MAIN_BRANCH=luck-main EXPORT_AA=true run_pr pr-luck
+check "pr-luck: the export A/A check fails the job (exit $rc)" [ "$rc" -ne 0 ]
+check "pr-luck: ... its summary says the base exported twice differs, and where" \
+  bash -c "grep -q 'export A/A failed' '$job/summary.md' && grep -q 'differs: out/m.pt2: tuning_sha256' '$job/summary.md'"
+check "pr-luck: ... with an error annotation" has "$job/log" "::error title=perfgate::export A/A failed: two exports"
+check "pr-luck: ... before any benchmark" bash -c "! grep -q 'round 1' '$job/log'"
+[ "$rc" -ne 0 ] || cat "$job/log" "$job/summary.md"
 
 GATE_ALPHA=0.05 GATE_METRICS=tpot_ms DASHBOARD_URL=http://dash.example:8080/pg run_pr pr-slow
 check "pr-slow: job fails with exit 1" [ "$rc" -eq 1 ]

@@ -7,6 +7,7 @@ export's choices when given them; a choices file it cannot replay is refused nam
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -48,6 +49,37 @@ class Replay(unittest.TestCase):
             slow = export(os.path.join(d, "c", "m.pt2"), tuning_from=os.path.join(d, "a"), slow=True)
             self.assertNotEqual(slow["graph_sha256"], first["graph_sha256"])
             self.assertNotEqual(slow["kernels_sha256"], first["kernels_sha256"])
+            # The export A/A check: two prepares of one commit compared by their sidecars.
+            self.assertEqual(tuning.compare_exports(os.path.join(d, "a"), os.path.join(d, "b")),
+                             (True, [f"alike: m.pt2: the same {first['kernels']} kernels and "
+                                     f"{first['tuned_kernels']} tuning choices"]))
+            alike, lines = tuning.compare_exports(os.path.join(d, "a"), os.path.join(d, "c"))
+            self.assertFalse(alike)
+            self.assertRegex(lines[0], r"^differs: m\.pt2: graph_sha256 \w{12} vs \w{12}; "
+                                       r"kernels_sha256 ")
+            cli = [sys.executable, tuning.__file__, "compare-exports"]
+            for pair, code in ((("a", "b"), 0), (("a", "c"), 1), (("a", "empty"), 1)):
+                os.makedirs(os.path.join(d, "empty"), exist_ok=True)
+                run = subprocess.run(cli + [os.path.join(d, p) for p in pair],
+                                     capture_output=True, text=True)
+                self.assertEqual(run.returncode, code, (pair, run.stdout, run.stderr))
+            run = subprocess.run(cli + [os.path.join(d, "empty"), os.path.join(d, "empty")],
+                                 capture_output=True, text=True)
+            self.assertEqual((run.returncode, run.stdout.strip()),
+                             (2, "not compared: prepare left no AOTInductor package (*.pt2)"))
+
+    def test_a_sidecar_that_is_not_json_is_refused_naming_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            for side in ("a", "b"):
+                os.makedirs(os.path.join(d, side))
+                open(os.path.join(d, side, "m.pt2"), "w").close()
+                with open(os.path.join(d, side, "m.json"), "w") as f:
+                    f.write("{not json")
+            run = subprocess.run([sys.executable, tuning.__file__, "compare-exports",
+                                  os.path.join(d, "a"), os.path.join(d, "b")],
+                                 capture_output=True, text=True)
+            self.assertEqual(run.returncode, 2)
+            self.assertIn(os.path.join(d, "a", "m.json") + ": not a sidecar", run.stderr)
 
     def test_tuned_options_are_the_ones_that_benchmark_candidates(self):
         self.assertTrue(tuning.tuned({"coordinate_descent_tuning": True}))
