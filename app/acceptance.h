@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "stats/gate.h"
+#include "gate/gate.h"
 #include "store/store.h"
 
 namespace pg::app {

@@ -9,7 +9,7 @@
 #include "app/explain.h"
 #include "app/trusted_history.h"
 #include "core/cell_label.h"
-#include "stats/auto_min_effect.h"
+#include "gate/auto_min_effect.h"
 
 namespace pg::app {
 

@@ -9,7 +9,7 @@
 
 #include "app/gate_settings.h"
 #include "gate/explanation.h"
-#include "stats/gate.h"
+#include "gate/gate.h"
 #include "store/store.h"
 
 namespace pg::app {

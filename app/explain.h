@@ -6,7 +6,7 @@
 
 #include "core/run.h"
 #include "gate/explanation.h"
-#include "stats/gate.h"
+#include "gate/gate.h"
 
 namespace pg::app {
 

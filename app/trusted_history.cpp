@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "stats/gate.h"
-#include "stats/gate_inputs.h"
+#include "gate/gate.h"
+#include "gate/gate_inputs.h"
 
 namespace pg::app {
 namespace {

@@ -10,17 +10,17 @@
 
 #include "app/acceptance.h"
 #include "app/compare.h"
+#include "app/gate_record.h"
+#include "app/revision.h"
 #include "cli/commands.h"
 #include "cli/setting_flags.h"
 #include "common/errors.h"
+#include "gate/gate.h"
 #include "gate/gate_json.h"
-#include "gate/gate_record.h"
 #include "gate/report.h"
 #include "gate/report_links.h"
 #include "gate/report_text.h"
-#include "gate/revision.h"
 #include "runner/submit.h"
-#include "stats/gate.h"
 #include "store/atomic_file.h"
 #include "store/store.h"
 
@@ -67,7 +67,7 @@ void validate(CompareFlags& f) {
 }
 
 // --record into the store, --submit to a server: after the report is out, so a failure to keep
-// the result never hides the verdict. Both store the same record (gate/gate_record.h).
+// the result never hides the verdict. Both store the same record (app/gate_record.h).
 void keep_result(const CompareFlags& f, const std::string& gate_json) {
   const auto doc = nlohmann::json::parse(gate_json);
   if (f.record) {

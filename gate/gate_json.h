@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/run.h"
-#include "stats/gate.h"
+#include "gate/gate.h"
 
 namespace pg {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gate/explanation.h"
-#include "stats/gate.h"
+#include "gate/gate.h"
 
 namespace pg {
 

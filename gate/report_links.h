@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "stats/gate.h"
+#include "gate/gate.h"
 
 namespace pg::report_links {
 

@@ -1,7 +1,7 @@
 #include "gate/report_text.h"
 
 #include "common/inert_text.h"
-#include "stats/gate_inputs.h"
+#include "gate/gate_inputs.h"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/cell_label.h"
-#include "stats/gate.h"
+#include "gate/gate.h"
 
 namespace pg::report_text {
 

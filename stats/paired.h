@@ -1,7 +1,7 @@
 // The paired test of an A/B run (`perfgate ab`, docs/STATISTICS.md "Paired A/B runs"): base and
 // head of a cell alternate in ABBA blocks inside one A/B run, so whatever the run shares (clocks,
 // temperature, neighbours, a slow linear drift) cancels in each block's log ratio. Pure arithmetic
-// on the log scale; stats/gate_paired.h builds the inputs from stored runs.
+// on the log scale; gate/gate_paired.h builds the inputs from stored runs.
 #pragma once
 #include <optional>
 #include <string>

@@ -3,9 +3,9 @@
 // again fails again, with every design (runs, A/B runs, exact memory).
 #include <gtest/gtest.h>
 
-#include "common/errors.h"
-#include "stats/gate.h"
 #include "ab_runs.h"
+#include "common/errors.h"
+#include "gate/gate.h"
 #include "synthetic_runs.h"
 
 namespace pg {

@@ -8,9 +8,9 @@
 #include <cmath>
 
 #include "core/cell_label.h"
-#include "stats/gate.h"
+#include "gate/gate.h"
+#include "gate/sim/experiments.h"
 #include "stats/random.h"
-#include "stats/sim/experiments.h"
 #include "synthetic_runs.h"
 
 namespace pg {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/errors.h"
-#include "stats/gate.h"
+#include "gate/gate.h"
 #include "synthetic_runs.h"
 
 namespace pg {

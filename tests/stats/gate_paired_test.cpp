@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "ab_runs.h"
-#include "stats/gate.h"
+#include "gate/gate.h"
 #include "stats/multiple.h"
 #include "stats/paired.h"
 

@@ -10,8 +10,8 @@
 #include <map>
 #include <sstream>
 
+#include "gate/gate.h"
 #include "scipy_refs.h"
-#include "stats/gate.h"
 #include "synthetic_runs.h"
 
 namespace pg {

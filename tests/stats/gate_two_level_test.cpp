@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "common/errors.h"
-#include "stats/auto_min_effect.h"
-#include "stats/gate.h"
+#include "gate/auto_min_effect.h"
+#include "gate/gate.h"
 #include "synthetic_runs.h"
 
 namespace pg {

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "gate/sim/experiments.h"
 #include "stats/random.h"
-#include "stats/sim/experiments.h"
 
 namespace pg {
 namespace {

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "app/compare.h"
+#include "app/gate_record.h"
 #include "common/escape.h"
 #include "core/cell_key_query.h"
-#include "gate/gate_record.h"
 #include "gate/report.h"
 #include "store/store.h"
 #include "tests/common/profiled_runs.h"

@@ -55,7 +55,7 @@ std::string render_stored_gate_page(const Store::GateRecord& g, const std::strin
        "<th>metric</th><th class=\"num\">change</th><th>verdict</th></tr></thead><tbody>";
   for (const auto& cell : result["cells"]) {
     std::string name = "?", trend;
-    try {  // stored documents were checked on the way in (gate/gate_record.h); a key still may
+    try {  // stored documents were checked on the way in (app/gate_record.h); a key still may
            // not parse under a later perfgate
       const CellKey key = cell_key_from_json(cell.at("key"), "/key");
       name = html_escape(key.model + " · " + cell_label(key, false));

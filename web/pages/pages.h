@@ -60,7 +60,7 @@ std::string compare_href(const std::string& base, const std::string& head, const
 // A gate setting for people: 0.05 -> "5%" (percent) or "0.05".
 std::string pct_setting(double v, bool percent = true);
 
-// A stored gate's settings (gate/gate_record.h's settings object) for people: "alpha 1% · min
+// A stored gate's settings (app/gate_record.h's settings object) for people: "alpha 1% · min
 // effect 5% (fixed) · holm correction · power 95% · look 1 of 1" (web/pages/stored_gate.cpp).
 std::string gate_settings_text(const nlohmann::json& settings);
 // Each setting in which a stored gate differs from `page` (the options a page decided under):

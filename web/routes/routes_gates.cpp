@@ -1,8 +1,8 @@
 // Stored gate results: POST /api/v1/gates (a gate's compare JSON, with the ingest token) and the
 // paginated GET /api/v1/gates. A stored regression is an alert on the regressions page; the
 // compare page shows the stored verdict of its pair (docs/API.md, docs/WEB.md).
+#include "app/gate_record.h"
 #include "common/errors.h"
-#include "gate/gate_record.h"
 #include "web/routes/http_util.h"
 #include "web/routes/routes.h"
 

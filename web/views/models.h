@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gate/gate.h"
 #include "gate/report.h"
-#include "stats/gate.h"
 #include "web/views/alert_state.h"
 #include "web/views/app.h"
 #include "web/views/series_names.h"

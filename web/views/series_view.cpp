@@ -11,8 +11,8 @@
 #include "core/cell_label.h"
 #include "core/environment_json.h"
 #include "core/metrics.h"
+#include "gate/gate.h"
 #include "stats/changepoint.h"
-#include "stats/gate.h"
 
 namespace pg::web {
 

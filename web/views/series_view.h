@@ -9,7 +9,7 @@
 
 #include "app/history.h"
 #include "core/metrics.h"
-#include "stats/gate.h"
+#include "gate/gate.h"
 #include "store/store.h"
 
 namespace pg::web {
@@ -50,7 +50,7 @@ struct SeriesChange {
   bool flagged = false;   // |relative| reaches the gate's min_effect
 };
 
-// The gate (stats/gate.h) between the last two commits of the series, on this cell only.
+// The gate (gate/gate.h) between the last two commits of the series, on this cell only.
 struct LastCompare {
   std::string base, head, verdict;
   std::optional<double> ratio, p_adjusted;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gate/gate_record.h"
+#include "app/gate_record.h"
 #include "web/views/alert_state.h"
 #include "web/views/app.h"
 

@@ -1,4 +1,4 @@
-#include "gate/revision.h"
+#include "app/revision.h"
 
 #include <git2.h>
 

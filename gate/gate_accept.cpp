@@ -6,7 +6,7 @@
 // against base, as measured, and it is labelled.
 #include <cmath>
 
-#include "stats/gate_steps.h"
+#include "gate/gate_steps.h"
 
 namespace pg::stats {
 

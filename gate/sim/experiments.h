@@ -2,7 +2,7 @@
 #pragma once
 #include <cstdint>
 
-#include "stats/sim/scenario.h"
+#include "gate/sim/scenario.h"
 
 namespace pg::sim {
 

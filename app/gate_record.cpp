@@ -1,4 +1,4 @@
-#include "gate/gate_record.h"
+#include "app/gate_record.h"
 
 #include <algorithm>
 #include <cmath>

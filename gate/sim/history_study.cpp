@@ -1,13 +1,13 @@
-#include "stats/sim/history_study.h"
+#include "gate/sim/history_study.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "gate/sim/scenario.h"
 #include "stats/binomial.h"
 #include "stats/random.h"
-#include "stats/sim/scenario.h"
 
 namespace pg::sim {
 namespace {

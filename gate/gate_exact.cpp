@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "stats/gate_steps.h"
+#include "gate/gate_steps.h"
 
 namespace pg::stats {
 

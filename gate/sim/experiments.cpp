@@ -1,4 +1,4 @@
-#include "stats/sim/experiments.h"
+#include "gate/sim/experiments.h"
 
 #include <algorithm>
 #include <cmath>

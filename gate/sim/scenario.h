@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "stats/gate.h"
+#include "gate/gate.h"
 
 namespace pg::sim {
 

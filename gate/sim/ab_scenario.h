@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "stats/sim/scenario.h"
+#include "gate/sim/scenario.h"
 
 namespace pg::sim {
 

@@ -1,4 +1,4 @@
-#include "stats/sim/ab_scenario.h"
+#include "gate/sim/ab_scenario.h"
 
 #include <cmath>
 #include <random>

@@ -1,9 +1,9 @@
 // Revision resolution against a real temporary git repository and a real SQLite store.
 #include <gtest/gtest.h>
 
+#include "app/revision.h"
 #include "ci_fixtures.h"
 #include "common/errors.h"
-#include "gate/revision.h"
 #include "store/store.h"
 
 namespace pg {

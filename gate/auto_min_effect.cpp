@@ -1,10 +1,10 @@
-#include "stats/auto_min_effect.h"
+#include "gate/auto_min_effect.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/cell_label.h"
-#include "stats/gate_cell.h"
+#include "gate/gate_cell.h"
 
 namespace pg::stats {
 

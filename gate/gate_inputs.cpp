@@ -1,4 +1,4 @@
-#include "stats/gate_inputs.h"
+#include "gate/gate_inputs.h"
 
 #include <cmath>
 #include <numeric>

@@ -1,4 +1,4 @@
-// The named steps of evaluate_gate (stats/gate.cpp), in the order they run: collect the cells and
+// The named steps of evaluate_gate (gate/gate.cpp), in the order they run: collect the cells and
 // their structural verdicts, decide the tested cells (one family of the deciding tests, corrected
 // across every tested cell), then the warnings, the gate's verdict and the sequential advice.
 // Internal to stats/; docs/STATISTICS.md gives the rule each step implements.
@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "stats/gate.h"
-#include "stats/gate_cell.h"
-#include "stats/gate_paired.h"
+#include "gate/gate.h"
+#include "gate/gate_cell.h"
+#include "gate/gate_paired.h"
 
 namespace pg::stats {
 
@@ -52,7 +52,7 @@ void describe_rule(GateResult& r);
 // The gate's verdict, then the sequential rule's next step.
 void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w);
 
-// Accepted slowdowns (stats/gate_accept.cpp): the accepted ratio of a cell's metric (nullptr:
+// Accepted slowdowns (gate/gate_accept.cpp): the accepted ratio of a cell's metric (nullptr:
 // none); the base scaled by it, or the paired blocks' log ratios shifted by it, before the cell is
 // tested; after the decision, the cell's figures put back to head against base and its verdict
 // `accepted` where it is slower than the base within what was accepted.

@@ -1,5 +1,5 @@
 // The merge gate's decision rule; docs/STATISTICS.md explains each choice.
-#include "stats/gate.h"
+#include "gate/gate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,9 @@
 #include <set>
 
 #include "common/errors.h"
+#include "gate/gate_inputs.h"
+#include "gate/gate_steps.h"
 #include "stats/descriptive.h"
-#include "stats/gate_inputs.h"
-#include "stats/gate_steps.h"
 
 namespace pg {
 
@@ -123,8 +123,9 @@ void validate_gate_options(const GateOptions& o) {
   }
   for (const auto& [cell, ratio] : o.accepted_ratio)
     if (!(ratio > 0.0 && std::isfinite(ratio)))
-      throw GateOptionError("accepted_ratio", "of " + cell.second +
-                                                  " must be a finite number > 0, got " + num(ratio));
+      throw GateOptionError(
+          "accepted_ratio",
+          "of " + cell.second + " must be a finite number > 0, got " + num(ratio));
   if (!(o.memory_tolerance_bytes >= 0.0 && std::isfinite(o.memory_tolerance_bytes)))
     throw GateOptionError("memory_tolerance_bytes",
                           "must be a finite number >= 0, got " + num(o.memory_tolerance_bytes));

@@ -1,4 +1,4 @@
-#include "stats/gate_paired.h"
+#include "gate/gate_paired.h"
 
 #include <cmath>
 #include <limits>

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "stats/gate.h"
-#include "stats/sim/ab_scenario.h"
+#include "gate/gate.h"
+#include "gate/sim/ab_scenario.h"
 
 namespace pg::sim {
 

@@ -6,7 +6,7 @@
 #pragma once
 #include <cstdint>
 
-#include "stats/gate.h"
+#include "gate/gate.h"
 
 namespace pg::sim {
 

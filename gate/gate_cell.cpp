@@ -1,4 +1,4 @@
-#include "stats/gate_cell.h"
+#include "gate/gate_cell.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,11 +10,11 @@
 #include <tuple>
 #include <vector>
 
+#include "gate/sim/ab_study.h"
+#include "gate/sim/experiments.h"
+#include "gate/sim/history_study.h"
 #include "stats/format.h"
 #include "stats/random.h"
-#include "stats/sim/ab_study.h"
-#include "stats/sim/experiments.h"
-#include "stats/sim/history_study.h"
 
 namespace {
 

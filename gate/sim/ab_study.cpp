@@ -1,4 +1,4 @@
-#include "stats/sim/ab_study.h"
+#include "gate/sim/ab_study.h"
 
 #include <algorithm>
 #include <cstdio>

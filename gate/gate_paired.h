@@ -1,6 +1,6 @@
 // The gate's paired design (docs/STATISTICS.md "Paired A/B runs"): whether the base and head runs
 // are the two sides of A/B runs (`perfgate ab`), and each cell's pairs of one metric in them.
-// Internal to stats/gate*.cpp.
+// Internal to gate/gate*.cpp.
 #pragma once
 #include <map>
 #include <string>

@@ -186,7 +186,7 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
 
 // A GateOptions field out of range is a SettingError (common/errors.h) naming the field ("alpha
 // must be in (0, 1), got 0"); front ends spell it their own way. GateOptionError is the same type
-// under the name stats/gate.cpp throws it by (kept while issue 25 rewrites that file).
+// under the name gate/gate.cpp throws it by (kept while issue 25 rewrites that file).
 using GateOptionError = SettingError;
 // Throws SettingError for the first field out of range; evaluate_gate calls it first.
 void validate_gate_options(const GateOptions& o);

@@ -1,10 +1,10 @@
-#include "stats/sim/scenario.h"
+#include "gate/sim/scenario.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "stats/gate_inputs.h"
+#include "gate/gate_inputs.h"
 #include "stats/random.h"
 
 namespace pg::sim {

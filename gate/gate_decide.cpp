@@ -1,4 +1,4 @@
-// The steps of the merge gate after the cells are collected (stats/gate_steps.h): one family of
+// The steps of the merge gate after the cells are collected (gate/gate_steps.h): one family of
 // the deciding tests corrected across the tested cells, the verdicts, the power, the warnings and
 // the sequential advice. docs/STATISTICS.md explains each rule.
 #include <algorithm>
@@ -7,7 +7,7 @@
 
 #include "common/errors.h"
 #include "core/cell_label.h"
-#include "stats/gate_steps.h"
+#include "gate/gate_steps.h"
 #include "stats/mann_whitney.h"
 #include "stats/multiple.h"
 #include "stats/student_t.h"

@@ -1,13 +1,13 @@
 // One cell of the merge gate, before the corrections across cells: the deciding test (the t test
 // on run means, or the pooled Mann-Whitney without runs enough), its estimate and interval, the
 // Mann-Whitney diagnostic, and the standard error behind the minimum detectable effect. Internal
-// to stats/gate*.cpp; docs/STATISTICS.md explains each choice.
+// to gate/gate*.cpp; docs/STATISTICS.md explains each choice.
 #pragma once
 #include <optional>
 
+#include "gate/gate.h"
+#include "gate/gate_inputs.h"
 #include "stats/format.h"
-#include "stats/gate.h"
-#include "stats/gate_inputs.h"
 #include "stats/paired.h"
 #include "stats/two_level.h"
 

@@ -4,7 +4,7 @@
 #include <climits>
 #include <set>
 
-#include "stats/gate_steps.h"
+#include "gate/gate_steps.h"
 
 namespace pg::stats {
 
