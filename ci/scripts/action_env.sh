@@ -20,10 +20,16 @@ if ! [[ $PERFGATE_MAX_AB_RUNS =~ ^[1-9][0-9]*$ ]] || ((PERFGATE_MAX_AB_RUNS < PE
   pg_die "input 'max-ab-runs' must be an integer >= ab-runs ($PERFGATE_AB_RUNS), got '$PERFGATE_MAX_AB_RUNS'"
 fi
 [[ $PERFGATE_MAIN_ROUNDS =~ ^[1-9][0-9]*$ ]] || pg_die "input 'main-rounds' must be a positive integer, got '$PERFGATE_MAIN_ROUNDS'"
-pg_bool "$PERFGATE_FAIL_ON_INCONCLUSIVE" || true
-pg_bool "$PERFGATE_REUSE_BASE" || true
+# A boolean input: true or false (as pg_bool reads them), named when it is neither.
+check_bool() { # check_bool INPUT VALUE
+  case ${2,,} in true | 1 | yes | on | false | 0 | no | off | '') ;;
+    *) pg_die "input '$1' must be true or false, got '$2'" ;;
+  esac
+}
+check_bool fail-on-inconclusive "$PERFGATE_FAIL_ON_INCONCLUSIVE"
+check_bool reuse-base "$PERFGATE_REUSE_BASE"
 PERFGATE_EXPORT_AA=${PERFGATE_EXPORT_AA:-false}
-pg_bool "$PERFGATE_EXPORT_AA" || true
+check_bool export-aa-check "$PERFGATE_EXPORT_AA"
 awk -v a="$PERFGATE_ALPHA" 'BEGIN { exit !(a + 0 == a && a > 0 && a < 1) }' ||
   pg_die "input 'alpha' must be a number in (0, 1), got '$PERFGATE_ALPHA'"
 # min-effect as `perfgate compare --min-effect` takes it: a number >= 0 or auto, then
@@ -41,7 +47,7 @@ for item in "${min_effect_items[@]}"; do
 done
 [ -z "$PERFGATE_METRICS" ] || [[ $PERFGATE_METRICS =~ ^[a-z_][a-z0-9_]*(,[a-z_][a-z0-9_]*)*$ ]] ||
   pg_die "input 'metrics' must be metric names separated by commas (tpot_ms,prefill_ms), got '$PERFGATE_METRICS'"
-pg_bool "$PERFGATE_FAIL_ON_COUNTER_CHANGE" || true
+check_bool fail-on-counter-change "$PERFGATE_FAIL_ON_COUNTER_CHANGE"
 [ -z "$PERFGATE_DASHBOARD_URL" ] || pg_check_dashboard_url
 case $PERFGATE_CORRECTION in holm | bh) ;; *) pg_die "input 'correction' must be holm or bh" ;; esac
 case $PERFGATE_SANDBOX in bwrap | none) ;; *) pg_die "input 'sandbox' must be bwrap or none, got '$PERFGATE_SANDBOX'" ;; esac
