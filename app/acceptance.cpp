@@ -13,17 +13,18 @@
 
 namespace pg::app {
 
-Store::Acceptance accept_gate(Store& store, int64_t gate_id, const std::string& reason,
-                              const std::string& author, const std::string& via) {
+store::Store::Acceptance accept_gate(store::Store& store, int64_t gate_id,
+                                     const std::string& reason, const std::string& author,
+                                     const std::string& via) {
   const auto found = store.gate_results(gate_id - 1, 1);
   if (found.empty() || found[0].id != gate_id)
     throw UsageError("gate " + std::to_string(gate_id) + ": no such stored gate result");
-  const Store::GateRecord& g = found[0];
+  const store::Store::GateRecord& g = found[0];
   if (g.ref.empty())
     throw UsageError("gate " + std::to_string(gate_id) +
                      " has no ref: an acceptance is for the later gates of one ref (a pull "
                      "request's), so only a gate stored with its ref can be accepted");
-  Store::Acceptance a;
+  store::Store::Acceptance a;
   a.ref = g.ref;
   a.gate_id = g.id;
   a.reason = reason;
@@ -41,31 +42,32 @@ Store::Acceptance accept_gate(Store& store, int64_t gate_id, const std::string& 
   return store.add_acceptance(std::move(a));
 }
 
-std::vector<Store::Acceptance> apply_acceptances(const std::vector<Store::Acceptance>& all,
-                                                 const std::string& ref, GateOptions& options) {
+std::vector<store::Store::Acceptance> apply_acceptances(
+    const std::vector<store::Store::Acceptance>& all, const std::string& ref,
+    GateOptions& options) {
   // Oldest first: a newer acceptance of a cell replaces an older one (a second slowdown accepted).
-  std::map<std::pair<CellKey, std::string>, const Store::Acceptance*> newest;
-  for (const Store::Acceptance& a : all) {
+  std::map<std::pair<CellKey, std::string>, const store::Store::Acceptance*> newest;
+  for (const store::Store::Acceptance& a : all) {
     if (a.ref != ref || a.revoked_by) continue;
-    for (const Store::AcceptedCell& c : a.cells) {
+    for (const store::Store::AcceptedCell& c : a.cells) {
       options.accepted_ratio[{c.key, c.metric}] = c.ratio;
       newest[{c.key, c.metric}] = &a;
     }
   }
   std::set<int64_t> ids;
-  std::vector<Store::Acceptance> used;
+  std::vector<store::Store::Acceptance> used;
   for (const auto& [cell, a] : newest)
     if (ids.insert(a->id).second) used.push_back(*a);
   return used;
 }
 
-std::vector<std::string> acceptance_notes(const std::vector<Store::Acceptance>& used,
+std::vector<std::string> acceptance_notes(const std::vector<store::Store::Acceptance>& used,
                                           const GateResult& result) {
   std::vector<std::string> notes;
-  for (const Store::Acceptance& a : used) {
+  for (const store::Store::Acceptance& a : used) {
     std::string cells;
     int n = 0;
-    for (const Store::AcceptedCell& ac : a.cells)
+    for (const store::Store::AcceptedCell& ac : a.cells)
       for (const CellComparison& c : result.cells)
         if (c.key == ac.key && c.metric == ac.metric && c.accepted_ratio) {
           cells += fmt::format("{}{} {} {:+.1f}% ({})", n++ ? "; " : "", cell_label(c.key),
@@ -81,9 +83,9 @@ std::vector<std::string> acceptance_notes(const std::vector<Store::Acceptance>& 
   return notes;
 }
 
-nlohmann::json acceptance_json(const Store::Acceptance& a) {
+nlohmann::json acceptance_json(const store::Store::Acceptance& a) {
   nlohmann::json cells = nlohmann::json::array();
-  for (const Store::AcceptedCell& c : a.cells)
+  for (const store::Store::AcceptedCell& c : a.cells)
     cells.push_back({{"key", cell_key_to_json(c.key)}, {"metric", c.metric}, {"ratio", c.ratio}});
   nlohmann::json j = {{"id", a.id},         {"ref", a.ref}, {"cells", cells}, {"reason", a.reason},
                       {"author", a.author}, {"via", a.via}, {"at", a.at}};
@@ -96,24 +98,24 @@ nlohmann::json acceptance_json(const Store::Acceptance& a) {
   return j;
 }
 
-nlohmann::json acceptances_json(const std::vector<Store::Acceptance>& all) {
+nlohmann::json acceptances_json(const std::vector<store::Store::Acceptance>& all) {
   nlohmann::json out = nlohmann::json::array();
-  for (const Store::Acceptance& a : all) out.push_back(acceptance_json(a));
+  for (const store::Store::Acceptance& a : all) out.push_back(acceptance_json(a));
   return {{"acceptances", out}};
 }
 
-std::vector<Store::Acceptance> acceptances_from_json(const std::string& text,
-                                                     const std::string& source) {
+std::vector<store::Store::Acceptance> acceptances_from_json(const std::string& text,
+                                                            const std::string& source) {
   const auto doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("acceptances") ||
       !doc["acceptances"].is_array())
     throw UsageError(source + ": not an acceptances list ({\"acceptances\": [...]})");
-  std::vector<Store::Acceptance> out;
+  std::vector<store::Store::Acceptance> out;
   size_t i = 0;
   for (const auto& j : doc["acceptances"]) {
     const std::string ptr = "/acceptances/" + std::to_string(i++);
     try {
-      Store::Acceptance a;
+      store::Store::Acceptance a;
       a.id = j.at("id").get<int64_t>();
       a.ref = j.at("ref").get<std::string>();
       if (j.contains("gate_id") && !j["gate_id"].is_null()) a.gate_id = j["gate_id"].get<int64_t>();

@@ -18,13 +18,13 @@ namespace {
 // The history behind min_effect 'auto': every stored run of each head cell's series (same key,
 // same comparable environment), except the head's own runs, which are what is being judged.
 std::map<CellKey, std::vector<stats::HistoryRun>> min_effect_history(
-    Store& store, const std::vector<Run>& head_runs, const std::string& head_sha) {
+    store::Store& store, const std::vector<Run>& head_runs, const std::string& head_sha) {
   std::map<CellKey, std::vector<stats::HistoryRun>> history;
   for (const CellResult& cell : head_runs.front().cells) {
     auto series = store.find_series(cell.key, head_runs.front().env);
     if (!series || history.contains(cell.key)) continue;
     auto& runs = history[cell.key];
-    for (const SeriesSample& s : store.series_samples(*series, /*with_samples=*/false)) {
+    for (const store::SeriesSample& s : store.series_samples(*series, /*with_samples=*/false)) {
       if (s.status != CellStatus::ok || s.commit.empty() || s.commit == head_sha) continue;
       runs.push_back({s.commit, s.rep_tpot_ms});
     }
@@ -100,7 +100,7 @@ void judge_exports(Comparison& c, bool allow_unreplayed_tuning) {
 
 }  // namespace
 
-Comparison compare(Store& store, const std::string& base_sha, const std::string& head_sha,
+Comparison compare(store::Store& store, const std::string& base_sha, const std::string& head_sha,
                    const GateSettings& settings, const CompareScope& scope,
                    const SettingSpelling& spell) {
   validate(settings);
@@ -141,7 +141,7 @@ Comparison compare(Store& store, const std::string& base_sha, const std::string&
     history = trusted_history(*scope.history, c.head_runs, opt.metrics, {base_sha, head_sha});
     c.notes.push_back(history_note(history, scope.history_name));
   }
-  std::vector<Store::Acceptance> accepted;
+  std::vector<store::Store::Acceptance> accepted;
   if (scope.acceptances) accepted = apply_acceptances(*scope.acceptances, scope.ref, opt);
   c.result = evaluate_gate(base_sha, c.base_runs, head_sha, c.head_runs, opt, history);
   for (std::string& note : acceptance_notes(accepted, c.result)) c.notes.push_back(std::move(note));

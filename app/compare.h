@@ -20,11 +20,11 @@ struct CompareScope {
   // A store of trusted runs (written only by jobs that ran no pull request's code) whose
   // replicated runs of other commits give the t test a run variance with more degrees of freedom
   // (app/trusted_history.h); `history_name` names it in the notes. None: the gate's runs alone.
-  Store* history = nullptr;
+  store::Store* history = nullptr;
   std::string history_name;
   // Accepted slowdowns (app/acceptance.h): those of `ref` in this list that are in force give
   // their cells the ratio they are tested against. None: every cell against the base.
-  const std::vector<Store::Acceptance>* acceptances = nullptr;
+  const std::vector<store::Store::Acceptance>* acceptances = nullptr;
   std::string ref;
 };
 
@@ -47,7 +47,7 @@ struct NoHeadRuns : std::runtime_error {
 // min_effect 'auto' is computed from the store's history of the head's cells. The result's
 // warnings and notes name settings as `spell` writes them (common/errors.h): the CLI passes its
 // flags; as they are (the web's query parameters) by default.
-Comparison compare(Store& store, const std::string& base_sha, const std::string& head_sha,
+Comparison compare(store::Store& store, const std::string& base_sha, const std::string& head_sha,
                    const GateSettings& settings, const CompareScope& scope = {},
                    const SettingSpelling& spell = SettingError::as_is);
 

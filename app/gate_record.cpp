@@ -87,9 +87,9 @@ nlohmann::json gate_settings_json(const nlohmann::json& gate) {
   return s;
 }
 
-Store::GateRecord gate_record_from_json(nlohmann::json gate, const std::string& context,
-                                        const std::string& source, std::string ref,
-                                        std::string submitted_by) {
+store::Store::GateRecord gate_record_from_json(nlohmann::json gate, const std::string& context,
+                                               const std::string& source, std::string ref,
+                                               std::string submitted_by) {
   if (!gate.is_object())
     throw UsageError(context + ": a JSON object (the compare JSON) is required");
   if (ref.empty() && gate.contains("ref")) ref = text(gate["ref"], context, "ref", kMaxGateRef);
@@ -100,7 +100,7 @@ Store::GateRecord gate_record_from_json(nlohmann::json gate, const std::string& 
   gate.erase("ref");
   gate.erase("submitted_by");
   if (submitted_by.empty()) bad(context, "submitted_by", "is required (who submits this gate)");
-  Store::GateRecord r;
+  store::Store::GateRecord r;
   r.base = sha(gate, context, "base");
   r.head = sha(gate, context, "head");
   gate["base"] = r.base;

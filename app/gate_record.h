@@ -18,9 +18,9 @@ nlohmann::json gate_settings_json(const nlohmann::json& gate);
 // document itself (without ref and submitted_by) as the result. `ref` / `submitted_by` given here
 // win over the document's. UsageError starting with `context` and naming the key otherwise
 // ("request body: 'alpha' must be a number in (0, 1)").
-Store::GateRecord gate_record_from_json(nlohmann::json gate, const std::string& context,
-                                        const std::string& source, std::string ref = "",
-                                        std::string submitted_by = "");
+store::Store::GateRecord gate_record_from_json(nlohmann::json gate, const std::string& context,
+                                               const std::string& source, std::string ref = "",
+                                               std::string submitted_by = "");
 
 // The longest ref and submitted_by a stored gate may carry.
 inline constexpr size_t kMaxGateRef = 256, kMaxGateSubmitter = 200;

@@ -10,7 +10,7 @@
 
 namespace pg::app {
 
-std::vector<double> point_values(const SeriesSample& s, const CellKey& key,
+std::vector<double> point_values(const store::SeriesSample& s, const CellKey& key,
                                  const std::string& metric) {
   std::vector<double> out;
   if (metric == "prefill_ms") {
@@ -45,19 +45,19 @@ std::string main_branch(const std::map<std::string, int64_t>& runs, const std::s
   return best;
 }
 
-History history(std::vector<SeriesSample> samples, const HistoryOptions& opt) {
+History history(std::vector<store::SeriesSample> samples, const HistoryOptions& opt) {
   History h;
   h.samples = std::move(samples);
   // Branches are a filter, never mixed in: a commit is drawn when a run of it was made on the
   // chosen branch (its other runs, e.g. a detached re-run of the same commit, pool with it).
   std::set<std::string> on_branch;
   if (!opt.branch.empty())
-    for (const SeriesSample& s : h.samples)
+    for (const store::SeriesSample& s : h.samples)
       if (s.branch == opt.branch && !s.commit.empty()) on_branch.insert(s.commit);
 
   std::map<std::string, size_t> by_commit;
   for (size_t i = 0; i < h.samples.size(); ++i) {
-    const SeriesSample& s = h.samples[i];
+    const store::SeriesSample& s = h.samples[i];
     if (!opt.branch.empty() && !on_branch.count(s.commit)) continue;
     if (s.commit.empty() && !opt.runs_without_commit) continue;
     if (s.status != CellStatus::ok) {
@@ -97,7 +97,7 @@ History history(std::vector<SeriesSample> samples, const HistoryOptions& opt) {
   return h;
 }
 
-History history(Store& store, int64_t series_id, const HistoryOptions& opt) {
+History history(store::Store& store, int64_t series_id, const HistoryOptions& opt) {
   return history(store.series_samples(series_id, /*with_samples=*/false), opt);
 }
 

@@ -17,7 +17,7 @@ struct HistoryOptions {
   // The values one stored cell contributes to its commit's point (per repetition for the chart,
   // the run's stored metric for `perfgate changes`); non-finite values are dropped, and a cell
   // with none is skipped.
-  std::function<std::vector<double>(const SeriesSample&)> values;
+  std::function<std::vector<double>(const store::SeriesSample&)> values;
   std::string branch;  // only commits with a run on this branch (their other runs pool in); "": all
   bool runs_without_commit = true;  // a run made outside a repository is a point of its own
   ChangePointOptions change_points;
@@ -40,7 +40,7 @@ struct HistoryPoint {
 };
 
 struct History {
-  std::vector<SeriesSample> samples;  // as stored, in history order
+  std::vector<store::SeriesSample> samples;  // as stored, in history order
   std::vector<HistoryPoint> points;
   std::vector<ChangePoint> changes;  // over the points' medians; index = first point after
   size_t skipped_cells = 0;          // not ok, or without a value: stored, not drawn
@@ -52,7 +52,7 @@ struct History {
 // where it is measured once per cell (peak memory) or the repetitions are unknown. The trend page
 // and `perfgate changes` take the same values, so a change point has the same size in both
 // (docs/WEB.md, "The size of a change").
-std::vector<double> point_values(const SeriesSample& s, const CellKey& key,
+std::vector<double> point_values(const store::SeriesSample& s, const CellKey& key,
                                  const std::string& metric);
 
 // The branch a history follows unless told otherwise: `configured` when not empty, else "main",
@@ -62,8 +62,8 @@ std::string main_branch(const std::map<std::string, int64_t>& runs,
                         const std::string& configured = "");
 
 // From samples already read (series_samples' order: commit time, then run id).
-History history(std::vector<SeriesSample> samples, const HistoryOptions& opt);
+History history(std::vector<store::SeriesSample> samples, const HistoryOptions& opt);
 // Reads the series' samples (without raw timings) from the store.
-History history(Store& store, int64_t series_id, const HistoryOptions& opt);
+History history(store::Store& store, int64_t series_id, const HistoryOptions& opt);
 
 }  // namespace pg::app

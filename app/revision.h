@@ -9,10 +9,12 @@
 
 namespace pg {
 
+namespace store {
 class Store;
+}
 
 struct RevisionContext {
-  Store* store = nullptr;            // stored commits; may be null (git only)
+  store::Store* store = nullptr;     // stored commits; may be null (git only)
   std::string repo = ".";            // git repository (--repo)
   std::string main_branch = "main";  // for `merge-base`; "origin/<main>" is tried after it
 };

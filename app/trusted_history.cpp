@@ -12,7 +12,7 @@ namespace {
 
 // Runs of `history` that may stand beside the head's: finished, clean, not one side of an A/B
 // run, not of a judged commit, on an environment the gate would compare with the head's.
-std::set<int64_t> usable_runs(Store& history, const Run& head,
+std::set<int64_t> usable_runs(store::Store& history, const Run& head,
                               const std::vector<std::string>& exclude) {
   Run head_env;
   head_env.env = head.env;
@@ -30,14 +30,14 @@ std::set<int64_t> usable_runs(Store& history, const Run& head,
 
 }  // namespace
 
-stats::TrustedHistory trusted_history(Store& history, const std::vector<Run>& head_runs,
+stats::TrustedHistory trusted_history(store::Store& history, const std::vector<Run>& head_runs,
                                       const std::vector<std::string>& metrics,
                                       const std::vector<std::string>& exclude) {
   stats::TrustedHistory out;
   if (head_runs.empty()) return out;
   const std::set<int64_t> usable = usable_runs(history, head_runs.front(), exclude);
   if (usable.empty()) return out;
-  std::map<CellKey, std::vector<SeriesSample>> samples;  // per cell key, read once
+  std::map<CellKey, std::vector<store::SeriesSample>> samples;  // per cell key, read once
   for (const std::string& metric : metrics) {
     if (is_exact_gate_metric(metric)) continue;
     for (const auto& [key, pool] : stats::pool_cells(head_runs, metric)) {
@@ -45,10 +45,10 @@ stats::TrustedHistory trusted_history(Store& history, const std::vector<Run>& he
       if (!samples.contains(key)) {
         auto series = history.find_series(key, head_runs.front().env);
         samples[key] = series ? history.series_samples(*series, /*with_samples=*/false)
-                              : std::vector<SeriesSample>{};
+                              : std::vector<store::SeriesSample>{};
       }
       std::map<std::string, stats::RunGroups> by_commit;
-      for (const SeriesSample& s : samples[key]) {
+      for (const store::SeriesSample& s : samples[key]) {
         if (s.status != CellStatus::ok || !usable.contains(s.run_id)) continue;
         by_commit[s.commit].push_back(metric == "prefill_ms" ? s.rep_prefill_ms : s.rep_tpot_ms);
       }

@@ -15,7 +15,7 @@ namespace pg::app {
 // from `history`'s runs of the same cell, comparable environment and number of repetitions,
 // measured on a clean work tree and not as an A/B run. The runs of `exclude` (the commits being
 // judged) never count: the gate's own runs are not history.
-stats::TrustedHistory trusted_history(Store& history, const std::vector<Run>& head_runs,
+stats::TrustedHistory trusted_history(store::Store& history, const std::vector<Run>& head_runs,
                                       const std::vector<std::string>& metrics,
                                       const std::vector<std::string>& exclude);
 

@@ -21,9 +21,9 @@ struct AcceptFlags {
   int64_t id = 0;
 };
 
-std::string cells_text(const Store::Acceptance& a) {
+std::string cells_text(const store::Store::Acceptance& a) {
   std::string out;
-  for (const Store::AcceptedCell& c : a.cells)
+  for (const store::Store::AcceptedCell& c : a.cells)
     out += fmt::format("{}{} {} {:+.1f}%", out.empty() ? "" : "; ", cell_label(c.key), c.metric,
                        100.0 * (c.ratio - 1.0));
   return out;
@@ -31,7 +31,7 @@ std::string cells_text(const Store::Acceptance& a) {
 
 int add(const AcceptFlags& f) {
   auto store = open_existing_db_for_write(f.db);
-  const Store::Acceptance a = app::accept_gate(
+  const store::Store::Acceptance a = app::accept_gate(
       *store, f.id, f.reason, f.author.empty() ? default_user_name() : f.author, "cli");
   std::printf("accepted %zu cell%s of gate %lld for %s as acceptance %lld: %s\n", a.cells.size(),
               a.cells.size() == 1 ? "" : "s", static_cast<long long>(f.id), a.ref.c_str(),
@@ -46,7 +46,7 @@ int add(const AcceptFlags& f) {
 int list(const AcceptFlags& f) {
   auto store = open_existing_db(f.db);
   TextTable t({{"id"}, {"ref"}, {"gate"}, {"cells"}, {"by"}, {"at"}, {"reason"}, {"revoked"}});
-  for (const Store::Acceptance& a : store->acceptances(f.ref))
+  for (const store::Store::Acceptance& a : store->acceptances(f.ref))
     t.add_row(
         {std::to_string(a.id), a.ref, a.gate_id ? std::to_string(*a.gate_id) : "-", cells_text(a),
          a.author + " (" + a.via + ")", a.at, a.reason,
@@ -61,7 +61,7 @@ int list(const AcceptFlags& f) {
 
 int revoke(const AcceptFlags& f) {
   auto store = open_existing_db_for_write(f.db);
-  const Store::Acceptance a = store->revoke_acceptance(
+  const store::Store::Acceptance a = store->revoke_acceptance(
       f.id, f.reason, f.author.empty() ? default_user_name() : f.author, "cli");
   std::printf("revoked acceptance %lld of %s: its cells are tested against the base again\n",
               static_cast<long long>(a.id), a.ref.c_str());

@@ -63,8 +63,10 @@ int run_changes(const ChangesFlags& f) {
   };
   if (f.format == "text") std::cout << "change points of " << f.metric << on << '\n';
   nlohmann::json series_json = nlohmann::json::array();
-  for (const SeriesInfo& series : store->list_series()) {
-    opt.values = [&](const SeriesSample& s) { return app::point_values(s, series.key, f.metric); };
+  for (const store::SeriesInfo& series : store->list_series()) {
+    opt.values = [&](const store::SeriesSample& s) {
+      return app::point_values(s, series.key, f.metric);
+    };
     const app::History h = app::history(*store, series.id, opt);
     if (h.points.empty()) continue;
     const std::vector<ChangePoint>& cps = h.changes;

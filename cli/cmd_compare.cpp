@@ -71,7 +71,7 @@ void validate(CompareFlags& f) {
 void keep_result(const CompareFlags& f, const std::string& gate_json) {
   const auto doc = nlohmann::json::parse(gate_json);
   if (f.record) {
-    Store store(f.db);
+    store::Store store(f.db);
     auto r =
         store.add_gate_result(gate_record_from_json(doc, "--record", "cli", f.ref, f.submitted_by));
     std::cerr << fmt::format("recorded gate result {} in {}\n", r.id, f.db);
@@ -90,8 +90,8 @@ void keep_result(const CompareFlags& f, const std::string& gate_json) {
 // The accepted slowdowns of --ref from --acceptances: a store file (missing: exit 2), or a
 // perfgate serve's GET /api/v1/acceptances. A server that cannot answer is said in a note and the
 // gate judges without them: failing to find an acceptance can only fail a gate, never pass one.
-std::vector<Store::Acceptance> load_acceptances(const CompareFlags& f,
-                                                std::vector<std::string>& notes) {
+std::vector<store::Store::Acceptance> load_acceptances(const CompareFlags& f,
+                                                       std::vector<std::string>& notes) {
   if (f.acceptances.rfind("http://", 0) != 0 && f.acceptances.rfind("https://", 0) != 0)
     return open_existing_db(f.acceptances, "--acceptances")->acceptances(f.ref);
   const SubmitTarget target =
@@ -127,14 +127,14 @@ int run_compare(CompareFlags f) {
                                                        : resolve_revision(f.base, ctx);
 
   app::CompareScope scope;
-  std::unique_ptr<Store> history;
+  std::unique_ptr<store::Store> history;
   if (!f.history_db.empty()) {
     history = open_existing_db(f.history_db, "--history");
     scope.history = history.get();
     scope.history_name = f.history_db;
   }
   std::vector<std::string> source_notes;
-  std::vector<Store::Acceptance> acceptances;
+  std::vector<store::Store::Acceptance> acceptances;
   if (!f.acceptances.empty()) {
     acceptances = load_acceptances(f, source_notes);
     scope.acceptances = &acceptances;
@@ -165,10 +165,10 @@ int run_compare(CompareFlags f) {
   if (to_stdout) {
     std::cout << report;
   } else {
-    write_file_atomically(f.output, report, "--output");
+    store::write_file_atomically(f.output, report, "--output");
   }
   const std::string gate_json = render(GateJsonReporter{}, result, info);
-  if (!f.json_output.empty()) write_file_atomically(f.json_output, gate_json, "--json");
+  if (!f.json_output.empty()) store::write_file_atomically(f.json_output, gate_json, "--json");
   if (f.github) {
     // Workflow commands go to stdout, unless stdout carries JSON that a tool must parse: the
     // Actions runner reads commands from both streams.

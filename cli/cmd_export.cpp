@@ -21,8 +21,8 @@ struct ExportOptions {
 };
 
 int run_export(const ExportOptions& o) {
-  auto reporter = make_run_reporter(o.format);
-  Store store(o.db, /*read_only=*/true);
+  auto reporter = store::make_run_reporter(o.format);
+  store::Store store(o.db, /*read_only=*/true);
   std::vector<Run> runs;
   if (o.run_id) {
     auto run = store.load_run(*o.run_id);
@@ -45,7 +45,7 @@ std::string short_time(const std::string& iso) {
 }
 
 int run_runs(const std::string& db) {
-  Store store(db, /*read_only=*/true);
+  store::Store store(db, /*read_only=*/true);
   const auto runs = store.list_runs({true, false});
   TextTable table({{"ID", Align::right},
                    {"STATUS"},

@@ -51,13 +51,13 @@ int run_import(const ImportOptions& o) {
   std::vector<std::pair<std::string, std::vector<Run>>> documents;
   for (const auto& file : o.files) {
     const std::string name = file == "-" ? "standard input" : file;
-    documents.emplace_back(name, runs_from_json(read_document(file), name));
+    documents.emplace_back(name, store::runs_from_json(read_document(file), name));
     // A document from an untrusted writer may carry the uuid of a stored run, which would make
     // its own run "already stored": with fresh uuids every run it holds is a new run.
     if (o.fresh_uuids)
       for (Run& run : documents.back().second) run.uuid.clear();
   }
-  Store store(o.db);
+  store::Store store(o.db);
   for (const auto& [name, runs] : documents) {
     for (const auto& imported : store.import_runs(runs))
       std::cout << (imported.inserted ? "Imported run " : "Already stored: run ") << imported.id

@@ -27,10 +27,10 @@ void add_init_command(CLI::App& root, Action& action) {
       const bool existed = fs::exists(*db, ec) && fs::file_size(*db, ec) > 0;
       // Creates and migrates; an existing database is only migrated. A file that is not ours is a
       // UsageError and stays untouched (the store's check).
-      Store store(*db);
+      store::Store store(*db);
       std::printf("%s %s (schema version %d, %lld runs)\n",
                   existed ? "already a perfgate database:" : "created", db->c_str(),
-                  Store::schema_version(), static_cast<long long>(store.run_count()));
+                  store::Store::schema_version(), static_cast<long long>(store.run_count()));
       return kExitOk;
     };
   });

@@ -28,7 +28,7 @@ void add_token_command(CLI::App& root, Action& action) {
   add->callback([&action, db, name, role] {
     action = [db, name, role] {
       auto store = open_existing_db_for_write(*db);
-      const Store::NewCredential c = store->add_credential(*name, *role);
+      const store::Store::NewCredential c = store->add_credential(*name, *role);
       std::printf("%s\n", c.token.c_str());
       std::fflush(stdout);
       std::fprintf(stderr,

@@ -10,8 +10,10 @@ class App;
 }
 
 namespace pg {
+namespace store {
 class Store;
 }
+}  // namespace pg
 
 namespace pg::cli {
 
@@ -53,14 +55,15 @@ std::string runner_path();
 
 // Opens --db read-only; a path that does not exist is a usage error (exit 2), never a new empty
 // store: a mistyped --db must not look like an empty history. cli/open_db.cpp.
-std::unique_ptr<Store> open_existing_db(const std::string& path, const std::string& flag = "--db");
+std::unique_ptr<store::Store> open_existing_db(const std::string& path,
+                                               const std::string& flag = "--db");
 // Who a record this command writes names when no flag says: $GITHUB_ACTOR, $USER or $LOGNAME
 // (cli/open_db.cpp). Whoever may write the store is trusted to say.
 std::string default_user_name();
 
 // Opens --db for writing, only if it exists: a mistyped --db must not become a new database that
 // holds the only copy of a record (a credential, an acceptance).
-std::unique_ptr<Store> open_existing_db_for_write(const std::string& path,
-                                                  const std::string& flag = "--db");
+std::unique_ptr<store::Store> open_existing_db_for_write(const std::string& path,
+                                                         const std::string& flag = "--db");
 
 }  // namespace pg::cli

@@ -8,10 +8,10 @@
 
 namespace pg::cli {
 
-std::unique_ptr<Store> open_existing_db(const std::string& path, const std::string& flag) {
+std::unique_ptr<store::Store> open_existing_db(const std::string& path, const std::string& flag) {
   if (!std::filesystem::exists(path))
     throw UsageError(flag + " " + path + ": no such database file");
-  return std::make_unique<Store>(path, /*read_only=*/true);
+  return std::make_unique<store::Store>(path, /*read_only=*/true);
 }
 
 std::string default_user_name() {
@@ -20,14 +20,14 @@ std::string default_user_name() {
   return "perfgate";
 }
 
-std::unique_ptr<Store> open_existing_db_for_write(const std::string& path,
-                                                  const std::string& flag) {
+std::unique_ptr<store::Store> open_existing_db_for_write(const std::string& path,
+                                                         const std::string& flag) {
   if (path.empty()) throw UsageError(flag + ": empty path");
   if (!std::filesystem::exists(path))
     throw UsageError(flag + " " + path +
                      ": no such database file (create one with `perfgate init " + flag + " " +
                      path + "`)");
-  return std::make_unique<Store>(path);
+  return std::make_unique<store::Store>(path);
 }
 
 }  // namespace pg::cli

@@ -12,7 +12,7 @@ namespace pg {
 namespace {
 
 std::string number(const std::optional<double>& v) {
-  return v && std::isfinite(*v) ? csv_number(*v) : "";
+  return v && std::isfinite(*v) ? store::csv_number(*v) : "";
 }
 
 }  // namespace
@@ -25,7 +25,7 @@ void GateCsvReporter::report(const GateResult& r, const ReportInfo& /*info*/,
                         "ci_high", "p_value", "p_adjusted", "mde", "base_n", "head_n", "base_runs",
                         "head_runs", "note", "test", "ab_runs", "blocks", "pairs"})
     header.emplace_back(h);
-  out << csv_row(header);
+  out << store::csv_row(header);
   for (const CellComparison& c : r.cells) {
     const bool paired = c.test == "paired-t";
     std::vector<std::string> row = {r.base, r.head};
@@ -38,7 +38,7 @@ void GateCsvReporter::report(const GateResult& r, const ReportInfo& /*info*/,
           paired ? std::to_string(c.ab_runs) : "", paired ? std::to_string(c.blocks) : "",
           paired ? std::to_string(c.pairs) : ""})
       row.push_back(std::move(v));
-    out << csv_row(row);
+    out << store::csv_row(row);
   }
 }
 

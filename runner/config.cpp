@@ -255,7 +255,7 @@ std::string parse_output_path(const RawItem& item) {
 // would refuse then (a device node, a FIFO, a symlink to a directory).
 std::string parse_export_path(const RawItem& item) {
   parse_output_path(item);
-  resolve_output_target(item.text, item.where);
+  store::resolve_output_target(item.text, item.where);
   return item.text;
 }
 

@@ -7,10 +7,11 @@
 namespace pg {
 
 void ExportFileReporter::sweep_finished(const Run& run) {
-  const std::string text =
-      format_ == ExportFormat::json ? runs_to_json({run}, true) + "\n" : runs_to_csv({run});
+  const std::string text = format_ == ExportFormat::json ? store::runs_to_json({run}, true) + "\n"
+                                                         : store::runs_to_csv({run});
   // A failure here is a RuntimeFailure, never a setting's error: the file is named by what it is.
-  write_file_atomically(path_, text, format_ == ExportFormat::json ? "JSON export" : "CSV export");
+  store::write_file_atomically(path_, text,
+                               format_ == ExportFormat::json ? "JSON export" : "CSV export");
 }
 
 }  // namespace pg

@@ -64,7 +64,7 @@ int perform_run(const SweepConfig& cfg, const std::string& started_at) {
   }
   const GitInfo git = read_git_info(cfg.repo);
   const Environment env = run_environment(cfg.device);
-  Store store(cfg.db);
+  store::Store store(cfg.db);
 
   ReporterList console;
   if (!cfg.quiet) {
@@ -118,7 +118,7 @@ int perform_run(const SweepConfig& cfg, const std::string& started_at) {
     return kExitRuntime;
   }
   if (target) {
-    copy_step([&] { submit_run_json(*target, token, runs_to_json({*run}, true)); });
+    copy_step([&] { submit_run_json(*target, token, store::runs_to_json({*run}, true)); });
     fmt::print("Submitted run {} to {}{}\n", run->id, target->scheme_host_port, target->path);
   }
   return kExitOk;

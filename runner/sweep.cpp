@@ -33,10 +33,10 @@ CellResult run_cell(Measurer& measurer, const CellKey& key, const MeasureOptions
 
 }  // namespace
 
-SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells, Store& store,
-                       Measurer& measurer, const GitInfo& git, const Environment& env,
-                       Reporter& reporter, const std::function<bool()>& stop_requested,
-                       const std::string& started_at) {
+SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells,
+                       store::Store& store, Measurer& measurer, const GitInfo& git,
+                       const Environment& env, Reporter& reporter,
+                       const std::function<bool()>& stop_requested, const std::string& started_at) {
   SweepOutcome out;
   out.total = cells.size();
   // The run row comes first, unless the measurer learns part of the fingerprint from the first

@@ -11,7 +11,9 @@
 
 namespace pg {
 
+namespace store {
 class Store;
+}
 
 // The Cartesian product, in the order cells are run: model, dtype, attention, kv-cache,
 // cuda-graphs, batch size, prompt length (the last varies fastest), so consecutive cells share a
@@ -35,9 +37,10 @@ struct SweepOutcome {
 // is finished as incomplete. A cell whose measurer throws is stored with status error and the
 // sweep goes on; a store failure marks the run failed and propagates.
 // `started_at` (UTC ISO 8601) is when the run began, for its wall time; empty means now.
-SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells, Store& store,
-                       Measurer& measurer, const GitInfo& git, const Environment& env,
-                       Reporter& reporter, const std::function<bool()>& stop_requested,
+SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells,
+                       store::Store& store, Measurer& measurer, const GitInfo& git,
+                       const Environment& env, Reporter& reporter,
+                       const std::function<bool()>& stop_requested,
                        const std::string& started_at = {});
 
 // The whole of `perfgate run` for a validated config: up-front checks of every cell, fingerprint,

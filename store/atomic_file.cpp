@@ -10,7 +10,7 @@
 
 #include "common/errors.h"
 
-namespace pg {
+namespace pg::store {
 namespace fs = std::filesystem;
 
 namespace {
@@ -101,4 +101,4 @@ void write_file_atomically(const std::string& path, std::string_view text,
   tmp.keep = true;
 }
 
-}  // namespace pg
+}  // namespace pg::store

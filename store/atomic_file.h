@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace pg {
+namespace pg::store {
 
 // Writes `text` to `path` through a fresh temporary file in the same directory, flushed to disk
 // and then renamed over the target (its permissions kept when it existed).
@@ -25,4 +25,4 @@ void write_file_atomically(const std::string& path, std::string_view text, const
 // front, before an hour-long sweep.
 std::string resolve_output_target(const std::string& path, const std::string& what);
 
-}  // namespace pg
+}  // namespace pg::store

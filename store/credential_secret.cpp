@@ -9,7 +9,7 @@
 
 #include "common/errors.h"
 
-namespace pg::credential {
+namespace pg::store::credential {
 
 namespace {
 
@@ -54,4 +54,4 @@ std::string token_hash(std::string_view token) {
   return hex(digest.data(), digest.size());
 }
 
-}  // namespace pg::credential
+}  // namespace pg::store::credential

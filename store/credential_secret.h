@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace pg::credential {
+namespace pg::store::credential {
 
 // Every token starts with this, so a leaked one is recognisable (secret scanners, logs).
 inline constexpr std::string_view kTokenPrefix = "pgt_";
@@ -18,4 +18,4 @@ std::string new_token();
 // SHA-256 of the token's bytes, 64 lowercase hex digits: what the store keeps.
 std::string token_hash(std::string_view token);
 
-}  // namespace pg::credential
+}  // namespace pg::store::credential

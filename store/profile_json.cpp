@@ -6,7 +6,7 @@
 #include "common/errors.h"
 #include "common/utf8.h"
 
-namespace pg {
+namespace pg::store {
 namespace {
 
 using nlohmann::json;
@@ -125,4 +125,4 @@ CellProfile profile_from_json(const json& j, const std::string& where) {
   return p;
 }
 
-}  // namespace pg
+}  // namespace pg::store

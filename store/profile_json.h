@@ -5,7 +5,7 @@
 
 #include "core/profile.h"
 
-namespace pg {
+namespace pg::store {
 
 nlohmann::json profile_to_json(const CellProfile& profile);
 
@@ -13,4 +13,4 @@ nlohmann::json profile_to_json(const CellProfile& profile);
 // pointer, e.g. "request body: /runs/0/cells/3/profile").
 CellProfile profile_from_json(const nlohmann::json& j, const std::string& where);
 
-}  // namespace pg
+}  // namespace pg::store

@@ -7,7 +7,7 @@
 #include "core/cell_key_io.h"
 #include "core/metrics.h"
 
-namespace pg {
+namespace pg::store {
 namespace {
 
 // Environment fields that explain a number, as columns named env_<field>.
@@ -94,4 +94,4 @@ std::string runs_to_csv(const std::vector<Run>& runs) {
   return out;
 }
 
-}  // namespace pg
+}  // namespace pg::store

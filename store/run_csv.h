@@ -6,7 +6,7 @@
 
 #include "core/run.h"
 
-namespace pg {
+namespace pg::store {
 
 // docs/METRICS.md's metrics in order, then any other metric found in `runs`, sorted by name, so
 // the column set is stable for a given set of runs and readers can index columns by name.
@@ -17,4 +17,4 @@ std::string csv_field(const std::string& s);                  // quoted only whe
 std::string csv_row(const std::vector<std::string>& fields);  // quoted fields, CRLF at the end
 std::string csv_number(double v);                             // shortest round-trip form
 
-}  // namespace pg
+}  // namespace pg::store

@@ -9,7 +9,7 @@
 #include "store/profile_json.h"
 #include "store/validate.h"
 
-namespace pg {
+namespace pg::store {
 namespace {
 
 using nlohmann::json;
@@ -255,4 +255,4 @@ std::vector<Run> runs_from_json(const std::string& text, const std::string& sour
   return runs;
 }
 
-}  // namespace pg
+}  // namespace pg::store

@@ -6,7 +6,7 @@
 
 #include "core/run.h"
 
-namespace pg {
+namespace pg::store {
 
 // One run in the export shape. Strings that are not valid UTF-8 (a latin-1 commit subject) are
 // repaired with U+FFFD, so dumping the result never throws. Without samples, cells carry no
@@ -22,4 +22,4 @@ std::string runs_to_json(const std::vector<Run>& runs, bool with_samples);
 // ignored (the store assigns its own).
 std::vector<Run> runs_from_json(const std::string& text, const std::string& source_name);
 
-}  // namespace pg
+}  // namespace pg::store

@@ -4,7 +4,7 @@
 #include "store/run_csv.h"
 #include "store/run_json.h"
 
-namespace pg {
+namespace pg::store {
 namespace {
 
 class JsonRunReporter : public RunReporter {
@@ -31,4 +31,4 @@ std::unique_ptr<RunReporter> make_run_reporter(const std::string& format) {
   throw UsageError("unknown export format '" + format + "' (expected csv|json)");
 }
 
-}  // namespace pg
+}  // namespace pg::store

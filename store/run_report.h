@@ -9,7 +9,7 @@
 
 #include "core/run.h"
 
-namespace pg {
+namespace pg::store {
 
 class RunReporter {
  public:
@@ -22,4 +22,4 @@ class RunReporter {
 // Anything else throws UsageError naming the format.
 std::unique_ptr<RunReporter> make_run_reporter(const std::string& format);
 
-}  // namespace pg
+}  // namespace pg::store

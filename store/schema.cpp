@@ -8,7 +8,7 @@
 #include "common/errors.h"
 #include "store/sqlite_db.h"
 
-namespace pg::schema {
+namespace pg::store::schema {
 namespace {
 
 // Each step moves user_version from its index to index + 1. Never edit a released step: add one.
@@ -374,4 +374,4 @@ void migrate(sqlite3* db, const std::string& path) {
   tx.commit();
 }
 
-}  // namespace pg::schema
+}  // namespace pg::store::schema

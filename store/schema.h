@@ -5,7 +5,7 @@
 
 struct sqlite3;
 
-namespace pg::schema {
+namespace pg::store::schema {
 
 // PRAGMA application_id of every perfgate database: "PGDB" in ASCII.
 inline constexpr int32_t kApplicationId = 0x50474442;
@@ -29,4 +29,4 @@ void migrate(sqlite3* db, const std::string& path);
 // Throws UsageError when the schema version is newer than ours (or, if `exact`, differs).
 void check_version(sqlite3* db, const std::string& path, bool exact);
 
-}  // namespace pg::schema
+}  // namespace pg::store::schema

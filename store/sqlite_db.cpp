@@ -7,7 +7,7 @@
 
 #include "common/errors.h"
 
-namespace pg::sql {
+namespace pg::store::sql {
 
 namespace {
 
@@ -158,4 +158,4 @@ int64_t query_int(sqlite3* db, const char* sql) {
   return s.int64(0);
 }
 
-}  // namespace pg::sql
+}  // namespace pg::store::sql

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace pg::sql {
+namespace pg::store::sql {
 
 // Throws RuntimeFailure with SQLite's message and what we were doing.
 [[noreturn]] void fail(sqlite3* db, std::string_view what);
@@ -72,4 +72,4 @@ class Transaction {
 // Runs `sql` and returns the first column of its first row (a PRAGMA, a COUNT).
 int64_t query_int(sqlite3* db, const char* sql);
 
-}  // namespace pg::sql
+}  // namespace pg::store::sql

@@ -12,7 +12,7 @@
 
 struct sqlite3;
 
-namespace pg {
+namespace pg::store {
 
 // Why `name` cannot name a credential, empty when it can: 1 to 64 characters of A-Z a-z 0-9 . _ -,
 // starting with a letter or digit (docs/CLI.md, "perfgate token").
@@ -267,4 +267,4 @@ class Store {
   std::string path_;
 };
 
-}  // namespace pg
+}  // namespace pg::store

@@ -10,7 +10,7 @@
 #include "core/cell_key_io.h"
 #include "store/store_internal.h"
 
-namespace pg {
+namespace pg::store {
 namespace {
 
 void check_acceptance_via(const std::string& via) {
@@ -86,8 +86,8 @@ Store::Acceptance Store::revoke_acceptance(int64_t id, const std::string& reason
                        a.revoked_author + " at " + a.revoked_at + ")");
     sql::Transaction tx(db_);
     a.revoked_at = detail::now_iso8601();
-    a.revoked_by = insert(db_, "revoke", a.ref, std::nullopt, id, "[]", reason, author, via,
-                          a.revoked_at);
+    a.revoked_by =
+        insert(db_, "revoke", a.ref, std::nullopt, id, "[]", reason, author, via, a.revoked_at);
     tx.commit();
     a.revoked_reason = reason;
     a.revoked_author = author;
@@ -129,4 +129,4 @@ std::vector<Store::Acceptance> Store::acceptances(const std::string& ref) {
   return out;
 }
 
-}  // namespace pg
+}  // namespace pg::store

@@ -7,7 +7,7 @@
 #include "core/cell_key_io.h"
 #include "store/store_internal.h"
 
-namespace pg::detail {
+namespace pg::store::detail {
 
 std::string env_fingerprint_json(const Environment& env) {
   nlohmann::json j = nlohmann::json::object();
@@ -105,4 +105,4 @@ std::string new_run_uuid(sqlite3* db) {
   return s.text(0);
 }
 
-}  // namespace pg::detail
+}  // namespace pg::store::detail

@@ -7,7 +7,7 @@
 #include "store/credential_secret.h"
 #include "store/store_internal.h"
 
-namespace pg {
+namespace pg::store {
 
 namespace {
 
@@ -107,4 +107,4 @@ void Store::note_credential_use(int64_t id) {
   s.run();
 }
 
-}  // namespace pg
+}  // namespace pg::store

@@ -8,7 +8,7 @@
 #include "common/errors.h"
 #include "store/store_internal.h"
 
-namespace pg {
+namespace pg::store {
 namespace {
 
 bool is_full_sha(const std::string& s) {
@@ -119,4 +119,4 @@ std::vector<Store::GateEvent> Store::gate_events() {
   return out;
 }
 
-}  // namespace pg
+}  // namespace pg::store

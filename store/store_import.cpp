@@ -6,7 +6,7 @@
 #include "store/store_internal.h"
 #include "store/validate.h"
 
-namespace pg {
+namespace pg::store {
 namespace {
 
 void lowercase(std::string& s) {
@@ -46,4 +46,4 @@ std::vector<Store::Imported> Store::import_runs(const std::vector<Run>& runs) {
 
 Store::Imported Store::import_run(const Run& run) { return import_runs({run}).front(); }
 
-}  // namespace pg
+}  // namespace pg::store

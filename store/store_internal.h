@@ -11,7 +11,7 @@
 #include "store/sqlite_db.h"
 #include "store/store.h"
 
-namespace pg::detail {
+namespace pg::store::detail {
 
 using pg::now_iso8601;
 
@@ -69,4 +69,4 @@ inline constexpr int kKeyParams = static_cast<int>(kKeyFields.size());
 void bind_key(sql::Stmt& s, int first, const CellKey& k);  // kKeyParams parameters from `first`
 CellKey read_key(const sql::Stmt& s, int first);           // kKeyParams columns from `first`
 
-}  // namespace pg::detail
+}  // namespace pg::store::detail

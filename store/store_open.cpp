@@ -9,7 +9,7 @@
 #include "store/schema.h"
 #include "store/store_internal.h"
 
-namespace pg {
+namespace pg::store {
 namespace {
 namespace fs = std::filesystem;
 
@@ -118,4 +118,4 @@ int64_t Store::data_version() {
 
 void Store::set_busy_timeout(int milliseconds) { sqlite3_busy_timeout(db_, milliseconds); }
 
-}  // namespace pg
+}  // namespace pg::store

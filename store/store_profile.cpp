@@ -7,7 +7,7 @@
 #include "common/errors.h"
 #include "store/store_internal.h"
 
-namespace pg::detail {
+namespace pg::store::detail {
 
 void write_profile(sqlite3* db, int64_t cell_id, const CellProfile& p) {
   sql::Stmt head(db,
@@ -115,4 +115,4 @@ void load_profiles(sqlite3* db, const std::string& where,
   }
 }
 
-}  // namespace pg::detail
+}  // namespace pg::store::detail

@@ -8,7 +8,7 @@
 #include "core/cell_key_io.h"
 #include "store/store_internal.h"
 
-namespace pg {
+namespace pg::store {
 namespace detail {
 namespace {
 
@@ -190,4 +190,4 @@ std::vector<Run> Store::runs_for_commit(const std::string& sha, const RunFilter&
   return detail::load_runs(db_, detail::RunSelect::by_commit, lower, f);
 }
 
-}  // namespace pg
+}  // namespace pg::store

@@ -5,7 +5,7 @@
 #include "core/metrics.h"
 #include "store/store_internal.h"
 
-namespace pg {
+namespace pg::store {
 namespace {
 
 const std::string& series_columns() {
@@ -160,4 +160,4 @@ std::map<int64_t, std::vector<SeriesSample>> Store::series_samples_of(
   return out;
 }
 
-}  // namespace pg
+}  // namespace pg::store

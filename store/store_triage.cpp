@@ -7,7 +7,7 @@
 #include "common/errors.h"
 #include "store/store_internal.h"
 
-namespace pg {
+namespace pg::store {
 
 void detail::check_triage_via(const std::string& via) {
   if (via != "typed" && via != "token" && via != "header" && via != "legacy")
@@ -112,4 +112,4 @@ std::map<std::string, int64_t> Store::branch_run_counts() {
   return out;
 }
 
-}  // namespace pg
+}  // namespace pg::store

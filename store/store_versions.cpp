@@ -2,7 +2,7 @@
 // cells_series index) and the latest run's git remote (commit links).
 #include "store/store_internal.h"
 
-namespace pg {
+namespace pg::store {
 
 std::map<int64_t, Store::SeriesVersion> Store::series_versions() {
   std::map<int64_t, SeriesVersion> out;
@@ -18,4 +18,4 @@ std::optional<std::string> Store::latest_git_remote() {
   return s.opt_text(0);
 }
 
-}  // namespace pg
+}  // namespace pg::store

@@ -2,7 +2,7 @@
 // `perfgate serve` keeps so a restart on a large store answers at once (docs/WEB.md, "Start-up").
 #include "store/store_internal.h"
 
-namespace pg {
+namespace pg::store {
 
 std::optional<Store::CachedView> Store::cached_view(int64_t series_id,
                                                     const std::string& view_key) {
@@ -33,4 +33,4 @@ void Store::put_cached_views(const std::vector<std::pair<std::string, CachedView
   tx.commit();
 }
 
-}  // namespace pg
+}  // namespace pg::store

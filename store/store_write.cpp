@@ -8,7 +8,7 @@
 #include "store/store_internal.h"
 #include "store/validate.h"
 
-namespace pg {
+namespace pg::store {
 namespace detail {
 
 int64_t insert_run_row(sqlite3* db, const Run& run) {
@@ -152,4 +152,4 @@ void Store::finish_run(int64_t run_id, RunStatus status) {
   tx.commit();
 }
 
-}  // namespace pg
+}  // namespace pg::store

@@ -7,7 +7,7 @@
 #include "common/errors.h"
 #include "common/utc_time.h"
 
-namespace pg {
+namespace pg::store {
 namespace {
 
 [[noreturn]] void bad(const std::string& where, const std::string& what) {
@@ -122,4 +122,4 @@ void validate_run(const Run& run, const std::string& where) {
     validate_cell(run.cells[i], where + "/cells/" + std::to_string(i));
 }
 
-}  // namespace pg
+}  // namespace pg::store

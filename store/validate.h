@@ -6,7 +6,7 @@
 
 #include "core/run.h"
 
-namespace pg {
+namespace pg::store {
 
 void validate_key(const CellKey& key, const std::string& where);
 // Finite metrics; samples finite and >= 0; as many decode lists as prefill samples, each with
@@ -19,4 +19,4 @@ void validate_run(const Run& run, const std::string& where);
 bool is_commit_sha(const std::string& s);  // 40 hex digits
 bool is_run_uuid(const std::string& s);    // 32 hex digits (Run::uuid)
 
-}  // namespace pg
+}  // namespace pg::store

@@ -175,7 +175,9 @@ Server::Server(ServeOptions opt) {
         throw SettingError("auth-header", "cannot be " + opt.auth_header);
     TrustedProxies::parse(opt.trusted_proxy);  // SettingError naming trusted-proxy
   }
-  { Store check(opt.db_path); }  // not a perfgate database, or from a newer perfgate: UsageError
+  {
+    store::Store check(opt.db_path);
+  }  // not a perfgate database, or from a newer perfgate: UsageError
   impl_ = std::make_unique<Impl>(std::move(opt));
   find_asset("style.css");  // builds the asset table (hashes) before the first request
 

@@ -113,7 +113,7 @@ int perform_ab(const AbSettings& s, const std::string& started_at) {
   const std::vector<CellKey> cells = expand(s.base);
   const std::string start = started_at.empty() ? now_iso8601() : started_at;
   const Environment env = run_environment(s.base.device);
-  Store store(s.base.db);
+  store::Store store(s.base.db);
   const MeasureOptions opt = measure_options(s.base);
   struct AbRun {
     AbPairing pairing;

@@ -41,7 +41,7 @@ std::unique_ptr<SideCell> SideState::open(const CellKey& key, const MeasureOptio
   return std::make_unique<SideCell>(*this, key, opt, untimed);
 }
 
-void SideState::begin_if_needed(Store& store, const std::string& started_at) {
+void SideState::begin_if_needed(store::Store& store, const std::string& started_at) {
   if (begun_) return;
   Environment full = env_;
   if (exec_ && engine_) {  // as `perfgate run --exec` fingerprints the engine (docs/PROTOCOL.md)
@@ -53,12 +53,12 @@ void SideState::begin_if_needed(Store& store, const std::string& started_at) {
   begun_ = true;
 }
 
-void SideState::store_cell(Store& store, const std::string& started_at, CellResult cell) {
+void SideState::store_cell(store::Store& store, const std::string& started_at, CellResult cell) {
   begin_if_needed(store, started_at);
   store.add_cell(run_id_, cell);
 }
 
-void SideState::finish(Store& store, RunStatus status) noexcept {
+void SideState::finish(store::Store& store, RunStatus status) noexcept {
   if (!begun_ || finished_) return;
   try {
     store.finish_run(run_id_, status);

@@ -12,8 +12,10 @@
 #include "runner/sweep_config.h"
 
 namespace pg {
+namespace store {
 class Store;
 }
+}  // namespace pg
 namespace pg::exec {
 class ChildProcess;
 class WorkerClient;
@@ -30,8 +32,8 @@ class SideState {
  public:
   // `default_worker`: what the side runs without a worker of its own, given to every worker as
   // PERFGATE_WORKER_COMMAND (for a wrapper that runs it, as the action's sandbox does).
-  SideState(const SweepConfig& cfg, std::string worker, std::string default_worker,
-            Environment env, AbPairing pairing, std::string side);
+  SideState(const SweepConfig& cfg, std::string worker, std::string default_worker, Environment env,
+            AbPairing pairing, std::string side);
   SideState(SideState&&) = default;
   ~SideState();
 
@@ -39,10 +41,10 @@ class SideState {
   // `untimed` repetitions it is asked for are the shared warm-up: left out of the result.
   std::unique_ptr<SideCell> open(const CellKey& key, const MeasureOptions& opt, int untimed);
   // The run row is written with the first cell (an `exec` engine's versions come from it).
-  void store_cell(Store& store, const std::string& started_at, CellResult cell);
-  void begin_if_needed(Store& store, const std::string& started_at);
+  void store_cell(store::Store& store, const std::string& started_at, CellResult cell);
+  void begin_if_needed(store::Store& store, const std::string& started_at);
   // Never throws: it runs on the way out of a failure too.
-  void finish(Store& store, RunStatus status) noexcept;
+  void finish(store::Store& store, RunStatus status) noexcept;
 
   // Hands this side's idle worker to `other` (A/B runs that share their workers).
   void pass_worker_to(SideState& other) { other.idle_worker_ = std::move(idle_worker_); }

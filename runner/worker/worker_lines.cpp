@@ -70,7 +70,7 @@ std::string rep_line(int rep, const lm::RepSample& sample) {
 }
 
 std::string profile_line(const CellProfile& profile) {
-  nlohmann::json j = profile_to_json(fit_profile(profile));
+  nlohmann::json j = store::profile_to_json(fit_profile(profile));
   j["type"] = "profile";
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

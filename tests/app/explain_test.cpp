@@ -22,7 +22,7 @@ using namespace pg::testing::profiled;  // NOLINT: the runs every explanation su
 class Explain : public ::testing::Test {
  protected:
   void SetUp() override {
-    Store s(db);
+    store::Store s(db);
     for (uint32_t i = 0; i < 3; ++i) {
       s.import_run(run(kBase, false, i));
       s.import_run(run(kHead, true, 10 + i));
@@ -40,7 +40,7 @@ class Explain : public ::testing::Test {
 };
 
 TEST_F(Explain, ProfilesSurviveTheStoreExactly) {
-  Store s(db, /*read_only=*/true);
+  store::Store s(db, /*read_only=*/true);
   const auto runs = s.runs_for_commit(kHead);
   ASSERT_EQ(runs.size(), 3u);
   const CellResult& c = runs[0].cells[0];
@@ -55,7 +55,7 @@ TEST_F(Explain, ProfilesSurviveTheStoreExactly) {
 }
 
 TEST_F(Explain, NamesTheNewOpsAndEveryChangedCounter) {
-  Store s(db, true);
+  store::Store s(db, true);
   const app::Comparison c = app::compare(s, kBase, kHead, {});
   ASSERT_EQ(c.explanations.size(), 2u);
   const CellExplanation& silu = c.explanations[0];
@@ -159,13 +159,13 @@ TEST(ExplainKernels, InductorKernelsAreMatchedWithoutTheirIndex) {
   testing::TempDir dir;
   const std::string db = (dir / "k.db").string();
   {
-    Store s(db);
+    store::Store s(db);
     for (int i = 0; i < 3; ++i) {
       s.import_run(cell_run(kBase, false));
       s.import_run(cell_run(kHead, true));
     }
   }
-  Store s(db, true);
+  store::Store s(db, true);
   const app::Comparison c = app::compare(s, kBase, kHead, {});
   ASSERT_EQ(c.explanations.size(), 1u);
   const PhaseExplanation& d = c.explanations[0].decode;
@@ -217,13 +217,13 @@ TEST(ExplainKernels, TheTimeBetweenKernelsComesFromTheTimedRunsAndTheAddedKernel
   testing::TempDir dir;
   const std::string db = (dir / "k.db").string();
   {
-    Store s(db);
+    store::Store s(db);
     for (uint32_t i = 0; i < 3; ++i) {
       s.import_run(cell_run(kBase, false, i));
       s.import_run(cell_run(kHead, true, i));
     }
   }
-  Store s(db, true);
+  store::Store s(db, true);
   app::GateSettings settings;
   app::set_min_effect(settings, "0.01");
   const app::Comparison c = app::compare(s, kBase, kHead, settings);
@@ -286,7 +286,7 @@ TEST(ExplainKernels, TheTimeBetweenKernelsComesFromTheTimedRunsAndTheAddedKernel
 // Profiles stored before steps had a timeline (or an --exec benchmark's without one): the rows'
 // sum stands for the busy time, and the report says that overlap could not be removed.
 TEST_F(Explain, WithoutATimelineTheRowsSumStandsForTheBusyTime) {
-  Store s(db);
+  store::Store s(db);
   const std::string old(40, 'c');
   for (uint32_t i = 0; i < 3; ++i) {
     pg::Run r = run(old, true, 40 + i);
@@ -307,7 +307,7 @@ TEST_F(Explain, WithoutATimelineTheRowsSumStandsForTheBusyTime) {
 }
 
 TEST_F(Explain, CounterChangesFailTheGateOnlyWhenAsked) {
-  Store s(db);
+  store::Store s(db);
   // A head whose timing is the base's but with one sync more per step.
   const std::string other(40, 'e');
   for (uint32_t i = 0; i < 3; ++i) {
@@ -325,7 +325,7 @@ TEST_F(Explain, CounterChangesFailTheGateOnlyWhenAsked) {
 }
 
 TEST_F(Explain, ACellWithoutAProfileSaysSo) {
-  Store s(db);
+  store::Store s(db);
   const std::string bare(40, 'f');
   for (uint32_t i = 0; i < 3; ++i) {
     pg::Run r = run(bare, true, 30 + i);

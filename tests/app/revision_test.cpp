@@ -25,7 +25,7 @@ class RevisionTest : public ::testing::Test {
     f1 = test::git_commit(repo, "b.txt", "f", "f1");
     git(repo, {"checkout", "-q", "main"});
 
-    store = std::make_unique<Store>(dir / "perfgate.db");
+    store = std::make_unique<store::Store>(dir / "perfgate.db");
     for (const std::string& sha : std::vector<std::string>{c2, kStoredA, kStoredB, kStoredC}) {
       store->import_run(
           test::synthetic_run(sha, {test::cpu_key(1, 16)}, {1.0, 1.1, 0.9}, test::cpu_env()));
@@ -40,7 +40,7 @@ class RevisionTest : public ::testing::Test {
 
   test::TempDir dir;
   std::string repo, c1, c2, c3, f1;
-  std::unique_ptr<Store> store;
+  std::unique_ptr<store::Store> store;
   RevisionContext ctx;
 };
 

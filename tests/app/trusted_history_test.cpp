@@ -52,7 +52,7 @@ double level(uint64_t seed) {
 class TrustedHistory : public ::testing::Test {
  protected:
   void SetUp() override {
-    Store h(history_db);
+    store::Store h(history_db);
     for (int c = 0; c < 10; ++c)  // 10 commits of 2 runs each: df 10
       for (int k = 0; k < 2; ++k)
         h.import_run(
@@ -72,14 +72,14 @@ class TrustedHistory : public ::testing::Test {
       h.import_run(run_of(kBase, 13.0 + k, 11 + k));
       h.import_run(run_of(kHead, 13.0 + k, 13 + k));
     }
-    Store g(gate_db);
+    store::Store g(gate_db);
     for (int k = 0; k < gate_runs; ++k) {
       g.import_run(run_of(kBase, level(200 + k), 2000 + k));
       g.import_run(run_of(kHead, level(300 + k) * 1.004, 3000 + k));
     }
   }
   app::Comparison compare(bool with_history, app::GateSettings settings = {}) {
-    Store g(gate_db, true), h(history_db, true);
+    store::Store g(gate_db, true), h(history_db, true);
     app::CompareScope scope;
     if (with_history) {
       scope.history = &h;
@@ -98,7 +98,7 @@ class TrustedHistory : public ::testing::Test {
 };
 
 TEST_F(TrustedHistory, CountsOnlyCleanComparableReplicatedRunsOfOtherCommits) {
-  Store g(gate_db, true), h(history_db, true);
+  store::Store g(gate_db, true), h(history_db, true);
   const auto history =
       app::trusted_history(h, g.runs_for_commit(kHead), {"tpot_ms", "prefill_ms"}, {kBase, kHead});
   ASSERT_TRUE(history.contains({kKey, "tpot_ms"}));
@@ -179,14 +179,14 @@ TEST(TrustedHistoryEmpty, SaysTheVarianceIsTheGatesOwn) {
   testing::TempDir dir;
   const std::string db = (dir / "gate.db").string(), empty = (dir / "empty.db").string();
   {
-    Store g(db);
+    store::Store g(db);
     for (int k = 0; k < 2; ++k) {
       g.import_run(run_of(kBase, 10.0, 1 + k));
       g.import_run(run_of(kHead, 10.0, 3 + k));
     }
-    Store e(empty);
+    store::Store e(empty);
   }
-  Store g(db, true), h(empty, true);
+  store::Store g(db, true), h(empty, true);
   app::CompareScope scope;
   scope.history = &h;
   scope.history_name = "empty.db";

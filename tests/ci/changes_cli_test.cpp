@@ -39,7 +39,7 @@ std::string fmt_minute(int minute) {
 
 TEST_F(CompareCli, ChangesFindsAStepInHistory) {
   {
-    Store s(db);
+    store::Store s(db);
     for (int i = 0; i < 12; ++i) {
       std::string sha = test::git_commit(repo, "h.txt", std::to_string(i), "h" + std::to_string(i));
       double level = i < 6 ? 1.0 : 1.3;
@@ -70,7 +70,7 @@ TEST_F(CompareCli, ChangesFindsAStepInHistory) {
 TEST_F(CompareCli, ChangesFollowsTheMainBranchWithTheTrendsSizeOfAChange) {
   std::vector<double> point_medians;  // main's commits, as the trend pools them
   {
-    Store s(db);
+    store::Store s(db);
     auto store_commit = [&](const std::string& sha, const std::string& branch, int minute,
                             double level, uint32_t seed) {
       std::vector<double> pooled;
@@ -129,7 +129,7 @@ TEST_F(CompareCli, ChangesFollowsTheMainBranchWithTheTrendsSizeOfAChange) {
 // them as one inert line each (docs/FORMATS.md, "Text from measured code").
 TEST_F(CompareCli, ChangesPrintsTextFromTheRepositoryOnOneInertLine) {
   {
-    Store s(db);
+    store::Store s(db);
     CellKey key = keys[0];
     key.model = "m\n::error::model";
     for (int i = 0; i < 12; ++i) {

@@ -36,7 +36,7 @@ class CompareCli : public ::testing::Test {
 
   void store_runs(const std::string& sha, int runs, double median, uint32_t seed, int reps = 10,
                   const Environment& env = test::cpu_env()) {
-    Store s(db);
+    store::Store s(db);
     for (int r = 0; r < runs; ++r) {
       s.import_run(test::synthetic_run(sha, keys, noisy(median, reps, seed + 97 * r), env));
     }

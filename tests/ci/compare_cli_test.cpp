@@ -137,7 +137,7 @@ TEST_F(CompareCli, MetricsFlagGatesPrefillAndMemoryEachNamedInTheReport) {
   // Peak memory doubled on the head, tpot and prefill unchanged: the default metrics (decode
   // latency and memory) fail the gate on memory, and the report names the metric.
   auto store_with_memory = [&](const std::string& sha, double bytes, uint32_t seed) {
-    Store s(db);
+    store::Store s(db);
     for (int r = 0; r < 3; ++r) {
       pg::Run run = test::synthetic_run(sha, keys, noisy(1.0, 10, seed + 97 * r), test::cpu_env());
       for (CellResult& c : run.cells) c.metrics["peak_alloc_bytes"] = bytes;

@@ -15,7 +15,7 @@ class CompareHistoryCli : public CompareCli {
  protected:
   // Two runs each of `commits` other commits, in a store of their own.
   void store_history(int commits) {
-    Store s(history);
+    store::Store s(history);
     for (int c = 0; c < commits; ++c) {
       const std::string sha = test::git_commit(repo, "h.txt", std::to_string(c), "history");
       for (int r = 0; r < 2; ++r)

@@ -54,7 +54,7 @@ std::vector<std::string> safetensors_seeds(const std::string& scratch) {
 
 void ingest_json(std::string_view bytes) {
   try {
-    runs_from_json(std::string(bytes), "request body");
+    store::runs_from_json(std::string(bytes), "request body");
   } catch (const UsageError&) {
   }
 }

@@ -31,7 +31,7 @@ std::vector<std::string> slow_sweep(const std::string& db) {
 size_t committed_cells(const std::string& db) {
   if (!std::filesystem::exists(db)) return 0;
   try {
-    pg::Store store(db, /*read_only=*/true);
+    pg::store::Store store(db, /*read_only=*/true);
     auto run = store.load_run(1, {true, false});
     return run ? run->cells.size() : 0;
   } catch (const std::exception&) {

@@ -229,7 +229,7 @@ TEST(ExecSweep, ACrashingCellIsStoredAsErrorAndTheSweepGoesOn) {
           good_output(R"({"type":"hello","protocol":1,"engine":"demo",)"
                       R"("versions":{"lib":"1.2"}})"));
   const SweepConfig cfg = exec_sweep({1, 2, 4});
-  Store store(dir.file("runs.db"));
+  store::Store store(dir.file("runs.db"));
   ExecMeasurer runner({cfg.exec, dir.str(), 20, ""});
   Reporter quiet;
   GitInfo git;
@@ -259,7 +259,7 @@ std::optional<Run> exec_run(const TempDir& dir, const std::string& script,
                             const std::string& began = {}) {
   pgtest::write_file(dir / "bench.sh", script);
   const SweepConfig cfg = exec_sweep({2});
-  Store store(dir.file("runs.db"));
+  store::Store store(dir.file("runs.db"));
   ExecMeasurer runner({cfg.exec, dir.str(), 20, ""});
   Reporter quiet;
   GitInfo git;

@@ -23,7 +23,7 @@ pg::Run ab_side(const std::string& side, int variant) {
 
 TEST(AbRuns, ThePairingAndEveryPositionAreStoredAndReadBack) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const pg::Run base = ab_side("base", 0), head = ab_side("head", 1);
   const int64_t b = test::write_run(s, base), h = test::write_run(s, head);
   const auto rb = s.load_run(b), rh = s.load_run(h);
@@ -39,26 +39,26 @@ TEST(AbRuns, ThePairingAndEveryPositionAreStoredAndReadBack) {
 
 TEST(AbRuns, AnOrdinaryRunHasNoPairingAndNoPositions) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const auto r = s.load_run(test::write_run(s, test::sample_run()));
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->ab);
   for (const auto& c : r->cells) EXPECT_TRUE(c.samples.ab_position.empty());
-  const auto j = run_to_json(*r, true);
+  const auto j = store::run_to_json(*r, true);
   EXPECT_TRUE(j.at("ab").is_null());
   EXPECT_FALSE(j.at("cells").at(0).at("samples").contains("ab_position"));
 }
 
 TEST(AbRuns, ExportAndImportKeepThePairing) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const auto stored = s.load_run(test::write_run(s, ab_side("head", 2)));
   ASSERT_TRUE(stored);
-  const auto back = runs_from_json(runs_to_json({*stored}, true), "export.json");
+  const auto back = store::runs_from_json(store::runs_to_json({*stored}, true), "export.json");
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].ab, stored->ab);
   EXPECT_EQ(back[0].cells[0].samples.ab_position, stored->cells[0].samples.ab_position);
-  Store other(dir.file("other.db"));
+  store::Store other(dir.file("other.db"));
   const auto imported = other.load_run(other.import_run(back[0]).id);
   ASSERT_TRUE(imported);
   EXPECT_EQ(imported->ab, stored->ab);
@@ -67,7 +67,7 @@ TEST(AbRuns, ExportAndImportKeepThePairing) {
 
 std::string refusal(const nlohmann::json& doc) {
   try {
-    runs_from_json(doc.dump(), "in.json");
+    store::runs_from_json(doc.dump(), "in.json");
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -76,8 +76,8 @@ std::string refusal(const nlohmann::json& doc) {
 
 TEST(AbRuns, ADocumentThatContradictsItselfIsRefusedWithItsPath) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
-  const auto good = run_to_json(*s.load_run(test::write_run(s, ab_side("base", 0))), true);
+  store::Store s(dir.file("pg.db"));
+  const auto good = store::run_to_json(*s.load_run(test::write_run(s, ab_side("base", 0))), true);
 
   auto side = good;
   side["ab"]["side"] = "left";

@@ -11,8 +11,8 @@ namespace {
 
 using test::TempDir;
 
-Store::Acceptance acceptance(const std::string& ref, double ratio) {
-  Store::Acceptance a;
+store::Store::Acceptance acceptance(const std::string& ref, double ratio) {
+  store::Store::Acceptance a;
   a.ref = ref;
   a.cells = {{CellKey{"tiny", "fp32", 4, 64, 8, true, "sdpa", false, "cpu"}, "tpot_ms", ratio}};
   a.reason = "the new sampler costs 10%";
@@ -22,7 +22,7 @@ Store::Acceptance acceptance(const std::string& ref, double ratio) {
 
 TEST(Acceptances, AreStoredAndReadBackByRefWithTheirCells) {
   TempDir dir;
-  Store s(dir.file("a.db"));
+  store::Store s(dir.file("a.db"));
   const auto a = s.add_acceptance(acceptance("refs/pull/7/merge", 1.1));
   s.add_acceptance(acceptance("refs/pull/8/merge", 1.2));
   EXPECT_GT(a.id, 0);
@@ -44,14 +44,14 @@ TEST(Acceptances, ARevocationIsALaterRowThatEndsOne) {
   const std::string path = dir.file("a.db");
   int64_t id = 0;
   {
-    Store s(path);
+    store::Store s(path);
     id = s.add_acceptance(acceptance("refs/pull/7/merge", 1.1)).id;
     const auto r = s.revoke_acceptance(id, "the sampler was reverted", "bo", "token");
     EXPECT_TRUE(r.revoked_by);
     EXPECT_THROW(s.revoke_acceptance(id, "again", "bo"), UsageError);
     EXPECT_THROW(s.revoke_acceptance(id + 100, "none", "bo"), UsageError);
   }
-  Store s(path);  // as stored
+  store::Store s(path);  // as stored
   const auto all = s.acceptances("refs/pull/7/merge");
   ASSERT_EQ(all.size(), 1u);
   ASSERT_TRUE(all[0].revoked_by);
@@ -62,8 +62,8 @@ TEST(Acceptances, ARevocationIsALaterRowThatEndsOne) {
 
 TEST(Acceptances, MalformedOnesAreRefusedNamingTheField) {
   TempDir dir;
-  Store s(dir.file("a.db"));
-  auto expect_refused = [&](Store::Acceptance a, const std::string& field) {
+  store::Store s(dir.file("a.db"));
+  auto expect_refused = [&](store::Store::Acceptance a, const std::string& field) {
     try {
       s.add_acceptance(a);
       FAIL() << "accepted: " << field;

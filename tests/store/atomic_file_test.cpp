@@ -29,10 +29,10 @@ std::vector<std::string> names_in(const fs::path& dir) {
 TEST(AtomicFile, WritesAndReplacesKeepingPermissions) {
   test::TempDir dir;
   const std::string path = dir.file("out.json");
-  write_file_atomically(path, "one", "--json");
+  store::write_file_atomically(path, "one", "--json");
   EXPECT_EQ(test::read_bytes(path), "one");
   ASSERT_EQ(chmod(path.c_str(), 0640), 0);
-  write_file_atomically(path, "two", "--json");
+  store::write_file_atomically(path, "two", "--json");
   EXPECT_EQ(test::read_bytes(path), "two");
   EXPECT_EQ(fs::status(path).permissions(), fs::perms(0640));
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"out.json"});  // no temporary left
@@ -44,13 +44,13 @@ TEST(AtomicFile, ReplacesTheTargetOfASymlinkAndKeepsTheLink) {
   test::write_bytes(dir.file("real/report.md"), "old");
   fs::create_symlink("real/report.md", dir / "hop");  // relative, resolved against its directory
   fs::create_symlink(dir / "hop", dir / "report.md");
-  write_file_atomically(dir.file("report.md"), "new", "--output");
+  store::write_file_atomically(dir.file("report.md"), "new", "--output");
   EXPECT_TRUE(fs::is_symlink(dir / "report.md"));
   EXPECT_TRUE(fs::is_symlink(dir / "hop"));
   EXPECT_EQ(test::read_bytes(dir.file("real/report.md")), "new");
   // A dangling link creates its target.
   fs::create_symlink("real/fresh.csv", dir / "fresh.csv");
-  write_file_atomically(dir.file("fresh.csv"), "a,b\n", "--csv");
+  store::write_file_atomically(dir.file("fresh.csv"), "a,b\n", "--csv");
   EXPECT_EQ(test::read_bytes(dir.file("real/fresh.csv")), "a,b\n");
   EXPECT_EQ(names_in(dir / "real"), (std::vector<std::string>{"fresh.csv", "report.md"}));
 }
@@ -64,7 +64,7 @@ TEST(AtomicFile, RefusesWhatIsNotARegularFile) {
   for (const std::string& target : {dir.file("sub"), dir.file("to_dir"), dir.file("fifo"),
                                     dir.file("loop"), std::string("/dev/null")}) {
     try {
-      write_file_atomically(target, "x", "--json");
+      store::write_file_atomically(target, "x", "--json");
       ADD_FAILURE() << "wrote to " << target;
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("--json '" + target + "'"), std::string::npos)
@@ -74,7 +74,7 @@ TEST(AtomicFile, RefusesWhatIsNotARegularFile) {
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
   EXPECT_TRUE(fs::is_directory(dir / "sub"));
   EXPECT_TRUE(fs::is_fifo(dir / "fifo"));
-  EXPECT_THROW(write_file_atomically(dir.file("no/such/dir/x"), "x", "--csv"), UsageError);
+  EXPECT_THROW(store::write_file_atomically(dir.file("no/such/dir/x"), "x", "--csv"), UsageError);
 }
 
 // `ulimit -f`: with SIGXFSZ ignored (as perfgate's main does) write() fails with EFBIG, which
@@ -89,7 +89,7 @@ TEST(AtomicFile, FileSizeLimitIsARuntimeFailureAndLeavesTheTarget) {
     rlimit lim{1024, 1024};
     setrlimit(RLIMIT_FSIZE, &lim);
     try {
-      write_file_atomically(path, std::string(4096, 'x'), "--json");
+      store::write_file_atomically(path, std::string(4096, 'x'), "--json");
     } catch (const RuntimeFailure& e) {
       const std::string m = e.what();
       _exit(m.find(path) != std::string::npos && m.find("File too large") != std::string::npos ? 0

@@ -47,7 +47,7 @@ class Cli : public ::testing::Test {
   }
   // Two runs: one complete with 3 cells (2 ok, 1 oom), one incomplete outside a repository.
   void make_db(const std::string& name) {
-    Store s(dir_.file(name));
+    store::Store s(dir_.file(name));
     const pg::Run full = test::sample_run();
     a_ = s.begin_run(full.git, full.env, full.config_json);
     for (const auto& c : full.cells) s.add_cell(a_, c);
@@ -67,15 +67,15 @@ TEST_F(Cli, ExportJsonPrintsEveryRunWithItsSamples) {
   ASSERT_EQ(r.rc, 0) << r.err;
   const json doc = json::parse(r.out);
   ASSERT_EQ(doc.at("runs").size(), 2u);
-  Store s(dir_.file("perfgate.db"), true);
-  EXPECT_EQ(doc, json::parse(runs_to_json(s.list_runs({true, true}), true)));
+  store::Store s(dir_.file("perfgate.db"), true);
+  EXPECT_EQ(doc, json::parse(store::runs_to_json(s.list_runs({true, true}), true)));
   EXPECT_EQ(doc["runs"][0]["id"], a_);
   EXPECT_EQ(doc["runs"][0]["cells"][0]["samples"]["decode_ms"],
             json(test::sample_run().cells[0].samples.decode_ms));
   EXPECT_EQ(doc["runs"][1]["status"], "incomplete");
   EXPECT_TRUE(doc["runs"][1]["git"]["commit"].is_null());
   // What export prints, ingest reads back.
-  EXPECT_EQ(runs_from_json(r.out, "stdout").size(), 2u);
+  EXPECT_EQ(store::runs_from_json(r.out, "stdout").size(), 2u);
 }
 
 TEST_F(Cli, ExportOneRunAsJsonOrCsv) {
@@ -122,7 +122,7 @@ TEST_F(Cli, RunsPrintsAnAlignedTable) {
 // in the table (docs/FORMATS.md, "Text from measured code").
 TEST_F(Cli, RunsPrintsStoredTextOnOneInertLine) {
   {
-    Store s(dir_.file("x.db"));
+    store::Store s(dir_.file("x.db"));
     pg::Run run = test::sample_run();
     run.git.branch = "b\n::error::branch";
     run.env["device"] = "gpu\r::warning::dev \x1b[2J##[error]x";
@@ -184,7 +184,7 @@ const std::string kTinyRun = "run --model tiny --device cpu --seq-lens 8 --warmu
 // Bad numeric flags and refused output targets are exit 2 naming the flag, before any run row.
 TEST_F(Cli, BadFlagsOfRunStoreNothing) {
   const std::string db = dir_.file("flags.db");
-  { Store create(db); }
+  { store::Store create(db); }
   for (const std::string& bad :
        {std::string("--peak-tflops 1e-320"), std::string("--peak-bw-gbps 1e308"),
         std::string("--json /dev/full"), "--csv " + dir_.str()}) {
@@ -193,7 +193,7 @@ TEST_F(Cli, BadFlagsOfRunStoreNothing) {
     EXPECT_EQ(r.rc, 2) << bad << ": " << r.err;
     EXPECT_NE(r.err.find(bad.substr(0, bad.find(' '))), std::string::npos) << r.err;
   }
-  EXPECT_EQ(Store(db, true).run_count(), 0);
+  EXPECT_EQ(store::Store(db, true).run_count(), 0);
   EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
 }
 

@@ -99,16 +99,16 @@ int64_t run_id_from(const std::string& line) {
 TEST(Concurrency, ReadersNeverWaitForAWriterHoldingItsTransaction) {
   test::TempDir dir;
   const std::string db = dir.file("pg.db");
-  { Store create(db); }  // so the read-only reader below has a file to open
+  { store::Store create(db); }  // so the read-only reader below has a file to open
   Writer w(db, 4);
   const int64_t id = run_id_from(w.line());
-  Store reader(db);        // the way `serve` opens it
-  Store viewer(db, true);  // the way `export` opens it
+  store::Store reader(db);        // the way `serve` opens it
+  store::Store viewer(db, true);  // the way `export` opens it
   for (int k = 0; k < 4; ++k) {
     ASSERT_EQ(w.line(), "holding " + std::to_string(k));
     // The writer now holds the write lock with cell k uncommitted. Reads must neither block
     // (the busy timeout is 5 s) nor see the uncommitted cell.
-    for (Store* s : {&reader, &viewer}) {
+    for (store::Store* s : {&reader, &viewer}) {
       const auto t0 = Clock::now();
       auto run = s->load_run(id);
       const auto runs = s->list_runs({true, false});
@@ -147,7 +147,7 @@ TEST(Concurrency, AWriterKilledMidRunLeavesAnIntactIncompleteRun) {
   ASSERT_EQ(w.line(), "holding 3");  // mid-transaction, with the write lock held
   w.kill9();
 
-  Store s(db);
+  store::Store s(db);
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(s.handle(), "PRAGMA integrity_check", -1, &st, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);

@@ -18,7 +18,7 @@ using test::TempDir;
 
 TEST(Credentials, AddListRevokeKeepsEveryTokenWithItsRole) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const auto ci = s.add_credential("ci-main", "ingest");
   const auto ana = s.add_credential("ana.triage_1", "triage");
   s.add_credential("ops", "admin");
@@ -50,7 +50,7 @@ TEST(Credentials, AddListRevokeKeepsEveryTokenWithItsRole) {
 
 TEST(Credentials, FindsTheCredentialOfATokenAndSaysWhenItIsRevoked) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const auto ci = s.add_credential("ci", "ingest");
   const auto ana = s.add_credential("ana", "triage");
   ASSERT_TRUE(s.find_credential(ana.token));
@@ -71,10 +71,10 @@ TEST(Credentials, TheFileHoldsOnlyTheTokensHashNeverTheToken) {
   const std::string path = dir.file("pg.db");
   std::string token;
   {
-    Store s(path);
+    store::Store s(path);
     token = s.add_credential("ci", "admin").token;
     const std::string sql = "SELECT count(*) FROM credentials WHERE token_sha256 = '" +
-                            credential::token_hash(token) + "'";
+                            store::credential::token_hash(token) + "'";
     EXPECT_EQ(test::query_int(s, sql.c_str()), 1);
   }
   // The database and whatever SQLite left beside it (the WAL is checkpointed on close, but look
@@ -92,15 +92,15 @@ TEST(Credentials, TheFileHoldsOnlyTheTokensHashNeverTheToken) {
 
 TEST(Credentials, Sha256IsTheStandardOne) {
   // FIPS 180-2's test vectors: the hash a reader of the database may recompute elsewhere.
-  EXPECT_EQ(credential::token_hash("abc"),
+  EXPECT_EQ(store::credential::token_hash("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(credential::token_hash(""),
+  EXPECT_EQ(store::credential::token_hash(""),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 TEST(Credentials, RefusesBadNamesRolesAndAnyNameAlreadyUsed) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   for (const std::string& bad :
        {std::string(""), std::string("-leading-dash"), std::string("a b"),
         std::string("semi;colon"), std::string(65, 'x'), std::string("caf\xc3\xa9"),
@@ -130,7 +130,7 @@ TEST(Credentials, AVersion7StoreMigratesKeepingItsTriageLog) {
   TempDir dir;
   const std::string path = dir.file("v7.db");
   {
-    Store s(path);
+    store::Store s(path);
     test::write_run(s, test::sample_run());
     s.add_regression_event(s.list_series()[0].id, "tpot_ms", std::string(40, 'a'), "acknowledge",
                            "", "ana");
@@ -150,8 +150,8 @@ TEST(Credentials, AVersion7StoreMigratesKeepingItsTriageLog) {
         << (err ? err : "");
     sqlite3_close(db);
   }
-  Store s(path);
-  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
+  store::Store s(path);
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), store::Store::schema_version());
   EXPECT_EQ(s.run_count(), 1);
   auto events = s.regression_events();
   ASSERT_EQ(events.size(), 1u);

@@ -18,8 +18,8 @@ using test::TempDir;
 TEST(Store, DataVersionMovesOnAnotherConnectionsCommitOnly) {
   TempDir dir;
   const std::string path = dir.file("pg.db");
-  Store watcher(path);
-  Store writer(path);
+  store::Store watcher(path);
+  store::Store writer(path);
   const int64_t before = watcher.data_version();
   ASSERT_GE(before, 0);
   EXPECT_EQ(watcher.data_version(), before);  // nothing committed since
@@ -32,8 +32,8 @@ TEST(Store, DataVersionMovesOnAnotherConnectionsCommitOnly) {
 TEST(Store, ShortBusyTimeoutGivesUpOnALockedDatabaseBeforeTheDefault) {
   TempDir dir;
   const std::string path = dir.file("pg.db");
-  Store holder(path);
-  Store waiter(path);
+  store::Store holder(path);
+  store::Store waiter(path);
   ASSERT_EQ(sqlite3_exec(holder.handle(), "BEGIN IMMEDIATE", nullptr, nullptr, nullptr),
             SQLITE_OK);  // the write lock, held to the end of the test
   waiter.set_busy_timeout(50);

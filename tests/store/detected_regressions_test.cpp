@@ -11,7 +11,7 @@ namespace {
 
 using test::TempDir;
 
-Store::DetectedRegression detected(int64_t series, char commit, double relative) {
+store::Store::DetectedRegression detected(int64_t series, char commit, double relative) {
   return {0, series, "tpot_ms", std::string(40, commit), "change point", 1.5, relative, ""};
 }
 
@@ -19,14 +19,14 @@ TEST(DetectedRegressions, AreKeptOncePerFirstBadCommitWithTheirFirstFigures) {
   TempDir dir;
   const std::string path = dir.file("d.db");
   {
-    Store s(path);
+    store::Store s(path);
     test::write_run(s, test::sample_run());
     const int64_t id = s.list_series()[0].id;
     EXPECT_EQ(s.record_detected_regressions({detected(id, 'a', 0.3), detected(id, 'b', 0.2)}), 2u);
     // Seen again, with a later estimate: nothing changes, the first detection stands.
     EXPECT_EQ(s.record_detected_regressions({detected(id, 'a', 0.4)}), 0u);
   }
-  Store s(path);  // and they survive a reopen
+  store::Store s(path);  // and they survive a reopen
   const auto all = s.detected_regressions();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].commit, std::string(40, 'a'));
@@ -39,7 +39,7 @@ TEST(DetectedRegressions, AreKeptOncePerFirstBadCommitWithTheirFirstFigures) {
 
 TEST(DetectedRegressions, AMalformedOneIsRefusedAndNothingOfItsBatchIsStored) {
   TempDir dir;
-  Store s(dir.file("d.db"));
+  store::Store s(dir.file("d.db"));
   test::write_run(s, test::sample_run());
   const int64_t id = s.list_series()[0].id;
   auto short_sha = detected(id, 'a', 0.3);

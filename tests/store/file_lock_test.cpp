@@ -31,15 +31,15 @@ std::string sqlite3_cli(const std::string& db, const std::string& sql) {
 TEST(FileLocks, ASecondStoreInTheProcessKeepsTheFirstOnesLocks) {
   test::TempDir dir;
   const std::string db = dir.file("pg.db");
-  Store writer(db);
+  store::Store writer(db);
   test::write_run(writer, test::sample_run(0));
   // What a server does per worker thread, and `serve` + ingest do side by side.
   {
-    Store reader(db, true);
+    store::Store reader(db, true);
     EXPECT_EQ(reader.run_count(), 1);
   }
   {
-    Store other(db);
+    store::Store other(db);
     EXPECT_EQ(other.run_count(), 1);
   }
   // Another process opens and closes the file. If it believed it was the last user it would

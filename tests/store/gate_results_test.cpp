@@ -16,8 +16,9 @@ using test::TempDir;
 const std::string kBase(40, 'a');
 const std::string kHead(40, 'b');
 
-Store::GateRecord gate(const std::string& verdict, int exit_code, const std::string& ref = "") {
-  Store::GateRecord r;
+store::Store::GateRecord gate(const std::string& verdict, int exit_code,
+                              const std::string& ref = "") {
+  store::Store::GateRecord r;
   r.base = kBase;
   r.head = kHead;
   r.ref = ref;
@@ -32,12 +33,12 @@ Store::GateRecord gate(const std::string& verdict, int exit_code, const std::str
 
 TEST(GateResults, AreStoredWithTheirSettingsAndReadBackInIdOrder) {
   TempDir dir;
-  Store s(dir.file("g.db"));
+  store::Store s(dir.file("g.db"));
   auto a = s.add_gate_result(gate("regression", 1, "refs/pull/7/merge"));
   auto b = s.add_gate_result(gate("pass", 0));
   EXPECT_GT(b.id, a.id);
   EXPECT_FALSE(a.created_at.empty());
-  Store again(dir.file("g.db"));
+  store::Store again(dir.file("g.db"));
   auto all = again.gate_results();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].ref, "refs/pull/7/merge");
@@ -58,8 +59,8 @@ TEST(GateResults, AreStoredWithTheirSettingsAndReadBackInIdOrder) {
 
 TEST(GateResults, AMalformedRecordIsRefusedNamingTheFieldAndNothingIsStored) {
   TempDir dir;
-  Store s(dir.file("g.db"));
-  auto expect_refused = [&](Store::GateRecord r, const std::string& field) {
+  store::Store s(dir.file("g.db"));
+  auto expect_refused = [&](store::Store::GateRecord r, const std::string& field) {
     try {
       s.add_gate_result(r);
       ADD_FAILURE() << "stored a record with a bad " << field;
@@ -89,7 +90,7 @@ TEST(GateResults, AMalformedRecordIsRefusedNamingTheFieldAndNothingIsStored) {
 
 TEST(GateResults, TriageIsAnAppendOnlyLogWithAuthorAndTime) {
   TempDir dir;
-  Store s(dir.file("g.db"));
+  store::Store s(dir.file("g.db"));
   const auto g = s.add_gate_result(gate("regression", 1));
   EXPECT_THROW(s.add_gate_event(g.id + 1, "acknowledge", "", "ana"), UsageError);
   EXPECT_THROW(s.add_gate_event(g.id, "snooze", "", "ana"), UsageError);
@@ -111,7 +112,7 @@ TEST(GateResults, ADatabaseFromBeforeTheStepMigratesAndKeepsItsData) {
   TempDir dir;
   const std::string path = dir.file("v4.db");
   {
-    Store s(path);
+    store::Store s(path);
     test::write_run(s, test::sample_run());
   }
   {  // make it what perfgate wrote at schema version 4
@@ -131,9 +132,9 @@ TEST(GateResults, ADatabaseFromBeforeTheStepMigratesAndKeepsItsData) {
               SQLITE_OK);
     sqlite3_close(db);
   }
-  Store s(path);
-  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
-  EXPECT_EQ(Store::schema_version(), 12);
+  store::Store s(path);
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), store::Store::schema_version());
+  EXPECT_EQ(store::Store::schema_version(), 12);
   EXPECT_EQ(s.run_count(), 1);
   EXPECT_TRUE(s.gate_results().empty());
   EXPECT_EQ(s.add_gate_result(gate("pass", 0)).id, 1);

@@ -14,7 +14,7 @@ namespace {
 
 TEST(Import, StoresAWholeRunWithItsOwnFields) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   pg::Run in = test::sample_run();
   in.status = RunStatus::incomplete;
   const auto res = s.import_run(in);
@@ -30,7 +30,7 @@ TEST(Import, StoresAWholeRunWithItsOwnFields) {
 
 TEST(Import, ABatchWithOneInvalidRunStoresNothing) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const int64_t before_id = s.import_run(test::sample_run(0)).id;
   pg::Run good = test::sample_run(1);
   pg::Run bad = test::sample_run(1);
@@ -53,7 +53,7 @@ TEST(Import, ABatchWithOneInvalidRunStoresNothing) {
 // still two measurements: ingest once merged them and the second was silently lost.
 TEST(Import, TwoByteIdenticalRunsWithoutAUuidAreBothStored) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const pg::Run run = test::sample_run();
   const auto first = s.import_run(run);
   const auto second = s.import_run(run);
@@ -72,34 +72,35 @@ TEST(Import, TwoByteIdenticalRunsWithoutAUuidAreBothStored) {
 // same file) stores nothing and answers with the stored id, in any store.
 TEST(Import, TheSameExportedRunPostedTwiceIsStoredOnce) {
   test::TempDir dir;
-  Store local(dir.file("local.db"));
+  store::Store local(dir.file("local.db"));
   const pg::Run run = test::sample_run();
   const int64_t id = local.begin_run(run.git, run.env, run.config_json);
   for (const auto& c : run.cells) local.add_cell(id, c);
   local.finish_run(id, RunStatus::complete);
-  const std::string exported = runs_to_json({*local.load_run(id)}, true);
+  const std::string exported = store::runs_to_json({*local.load_run(id)}, true);
   const std::string uuid = nlohmann::json::parse(exported)["runs"][0]["uuid"];
   EXPECT_EQ(uuid.size(), 32u);
   EXPECT_EQ(uuid.find_first_not_of("0123456789abcdef"), std::string::npos) << uuid;
 
-  Store server(dir.file("server.db"));
+  store::Store server(dir.file("server.db"));
   server.import_run(test::sample_run(1));
-  const auto first = server.import_runs(runs_from_json(exported, "export.json"));
+  const auto first = server.import_runs(store::runs_from_json(exported, "export.json"));
   ASSERT_TRUE(first[0].inserted);
-  const auto again = server.import_runs(runs_from_json(exported, "export.json"));
+  const auto again = server.import_runs(store::runs_from_json(exported, "export.json"));
   EXPECT_FALSE(again[0].inserted);
   EXPECT_EQ(again[0].id, first[0].id);
   EXPECT_EQ(server.run_count(), 2);
   // The stored copy keeps the uuid, so its own export is recognised too.
-  const std::string reexported = runs_to_json({*server.load_run(first[0].id)}, true);
+  const std::string reexported = store::runs_to_json({*server.load_run(first[0].id)}, true);
   EXPECT_EQ(nlohmann::json::parse(reexported)["runs"][0]["uuid"], uuid);
-  EXPECT_FALSE(server.import_runs(runs_from_json(reexported, "again.json"))[0].inserted);
+  EXPECT_FALSE(server.import_runs(store::runs_from_json(reexported, "again.json"))[0].inserted);
   // And the local store recognises its own run; twice in one batch is one run.
-  const auto back = local.import_runs(runs_from_json(exported, "export.json"));
+  const auto back = local.import_runs(store::runs_from_json(exported, "export.json"));
   EXPECT_FALSE(back[0].inserted);
   EXPECT_EQ(back[0].id, id);
-  const auto doubled = server.import_runs(
-      {runs_from_json(exported, "a")[0], test::sample_run(2), runs_from_json(exported, "b")[0]});
+  const auto doubled =
+      server.import_runs({store::runs_from_json(exported, "a")[0], test::sample_run(2),
+                          store::runs_from_json(exported, "b")[0]});
   EXPECT_FALSE(doubled[0].inserted);
   EXPECT_TRUE(doubled[1].inserted);
   EXPECT_FALSE(doubled[2].inserted);
@@ -109,11 +110,11 @@ TEST(Import, TheSameExportedRunPostedTwiceIsStoredOnce) {
 // The uuid is the identity, not the content: a different run under a stored uuid is not stored.
 TEST(Import, AStoredUuidIsAlreadyStoredWhateverTheContent) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const int64_t id = s.import_run(test::sample_run()).id;
-  nlohmann::json doc = nlohmann::json::parse(runs_to_json({*s.load_run(id)}, true));
+  nlohmann::json doc = nlohmann::json::parse(store::runs_to_json({*s.load_run(id)}, true));
   doc["runs"][0]["env"]["hostname"] = "elsewhere";
-  const auto res = s.import_runs(runs_from_json(doc.dump(), "changed.json"));
+  const auto res = s.import_runs(store::runs_from_json(doc.dump(), "changed.json"));
   EXPECT_FALSE(res[0].inserted);
   EXPECT_EQ(res[0].id, id);
   EXPECT_EQ(s.run_count(), 1);
@@ -121,13 +122,13 @@ TEST(Import, AStoredUuidIsAlreadyStoredWhateverTheContent) {
 
 TEST(Import, AMalformedUuidIsRefusedWithItsPath) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
-  nlohmann::json doc = nlohmann::json::parse(runs_to_json({test::sample_run()}, true));
+  store::Store s(dir.file("pg.db"));
+  nlohmann::json doc = nlohmann::json::parse(store::runs_to_json({test::sample_run()}, true));
   for (const nlohmann::json& bad : {nlohmann::json("abc"), nlohmann::json(std::string(32, 'g')),
                                     nlohmann::json(std::string(33, 'a')), nlohmann::json(7)}) {
     doc["runs"][0]["uuid"] = bad;
     try {
-      runs_from_json(doc.dump(), "doc.json");
+      store::runs_from_json(doc.dump(), "doc.json");
       ADD_FAILURE() << "accepted uuid " << bad.dump();
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("/runs/0/uuid"), std::string::npos) << e.what();
@@ -135,16 +136,16 @@ TEST(Import, AMalformedUuidIsRefusedWithItsPath) {
   }
   // Upper-case hex is the same uuid, stored lower-case.
   doc["runs"][0]["uuid"] = "0123456789ABCDEF0123456789ABCDEF";
-  const int64_t id = s.import_runs(runs_from_json(doc.dump(), "doc.json"))[0].id;
+  const int64_t id = s.import_runs(store::runs_from_json(doc.dump(), "doc.json"))[0].id;
   doc["runs"][0]["uuid"] = "0123456789abcdef0123456789abcdef";
-  EXPECT_FALSE(s.import_runs(runs_from_json(doc.dump(), "doc.json"))[0].inserted);
-  EXPECT_EQ(nlohmann::json::parse(runs_to_json({*s.load_run(id)}, false))["runs"][0]["uuid"],
+  EXPECT_FALSE(s.import_runs(store::runs_from_json(doc.dump(), "doc.json"))[0].inserted);
+  EXPECT_EQ(nlohmann::json::parse(store::runs_to_json({*s.load_run(id)}, false))["runs"][0]["uuid"],
             "0123456789abcdef0123456789abcdef");
 }
 
 TEST(Import, RunsThatDifferInOneSampleOrTheEnvironmentAreBothKept) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const pg::Run run = test::sample_run();
   pg::Run one_sample = run;
   one_sample.cells[0].samples.decode_ms[2][3] += 1e-9;
@@ -159,7 +160,7 @@ TEST(Import, RunsThatDifferInOneSampleOrTheEnvironmentAreBothKept) {
 
 TEST(Import, UppercaseCommitsAreStoredLowercase) {
   test::TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   pg::Run run = test::sample_run();
   run.git.commit = "0123456789ABCDEF0123456789ABCDEF01234567";
   const int64_t id = s.import_run(run).id;

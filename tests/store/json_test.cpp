@@ -23,7 +23,7 @@ pg::Run stored_run(int variant = 0) {
 }
 
 TEST(RunJson, HasTheSpecExportShape) {
-  const json doc = json::parse(runs_to_json({stored_run()}, true));
+  const json doc = json::parse(store::runs_to_json({stored_run()}, true));
   ASSERT_TRUE(doc.at("runs").is_array());
   const json& r = doc["runs"][0];
   EXPECT_EQ(r.at("id"), 7);
@@ -50,7 +50,7 @@ TEST(RunJson, HasTheSpecExportShape) {
   EXPECT_EQ(r["cells"][1].at("status"), "oom");
   EXPECT_EQ(r["cells"][1].at("reason"), "CUDA out of memory, tried to allocate 2.00 GiB");
 
-  const json light = run_to_json(stored_run(), false);
+  const json light = store::run_to_json(stored_run(), false);
   EXPECT_FALSE(light["cells"][0].contains("samples"));
   EXPECT_TRUE(light["cells"][0].contains("metrics"));
 }
@@ -61,7 +61,7 @@ TEST(RunJson, NullCommitAndInvalidUtf8AreWrittenSafely) {
   r.git.state = "no-commit";
   r.git.subject = std::string("caf\xe9 latin-1");
   r.finished_at.clear();
-  const json j = json::parse(runs_to_json({r}, false));
+  const json j = json::parse(store::runs_to_json({r}, false));
   EXPECT_TRUE(j["runs"][0]["git"]["commit"].is_null());
   EXPECT_TRUE(j["runs"][0]["finished_at"].is_null());
   EXPECT_EQ(j["runs"][0]["git"]["subject"], "caf\xEF\xBF\xBD latin-1");
@@ -69,7 +69,7 @@ TEST(RunJson, NullCommitAndInvalidUtf8AreWrittenSafely) {
 
 TEST(RunJson, RoundTripsThroughTheParserExactly) {
   const std::vector<pg::Run> in = {stored_run(0), stored_run(1)};
-  const auto out = runs_from_json(runs_to_json(in, true), "doc");
+  const auto out = store::runs_from_json(store::runs_to_json(in, true), "doc");
   ASSERT_EQ(out.size(), 2u);
   for (size_t i = 0; i < in.size(); ++i) {
     EXPECT_EQ(out[i].status, in[i].status);
@@ -98,7 +98,7 @@ TEST(RunJson, RoundTripsThroughTheParserExactly) {
 
 TEST(RunJson, AcceptsTheMinimalSpecDocument) {
   // Only the fields docs/FORMATS.md requires; everything else takes its default.
-  const auto runs = runs_from_json(R"({"runs": [{"id": 1, "status": "incomplete",
+  const auto runs = store::runs_from_json(R"({"runs": [{"id": 1, "status": "incomplete",
       "git": {"commit": null, "branch": null, "dirty": false, "subject": null, "time": null},
       "env": {"device": "cpu", "threads": 4},
       "cells": [{"key": {"model": "tiny", "dtype": "fp32", "batch_size": 1, "seq_len": 16,
@@ -106,7 +106,7 @@ TEST(RunJson, AcceptsTheMinimalSpecDocument) {
                          "cuda_graphs": false, "device": "cpu"},
                  "status": "ok", "reason": null, "metrics": {"tpot_ms": 0.3},
                  "samples": {"prefill_ms": [0.8, 0.9], "decode_ms": [[0.3, 0.31], [0.29, 0.3]]}}]}]})",
-                                   "min.json");
+                                          "min.json");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, RunStatus::incomplete);
   EXPECT_FALSE(runs[0].git.commit);
@@ -118,7 +118,7 @@ TEST(RunJson, AcceptsTheMinimalSpecDocument) {
 
 std::string error_of(const std::string& doc) {
   try {
-    runs_from_json(doc, "upload.json");
+    store::runs_from_json(doc, "upload.json");
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -127,13 +127,13 @@ std::string error_of(const std::string& doc) {
 
 // A valid one-run document, with `patch` (a JSON merge patch) applied to runs[0].
 std::string doc_with(const std::string& patch) {
-  json run = run_to_json(stored_run(), true);
+  json run = store::run_to_json(stored_run(), true);
   run.merge_patch(json::parse(patch));
   return json{{"runs", {run}}}.dump();
 }
 
 std::string doc_with_cell(const std::function<void(json&)>& edit) {
-  json run = run_to_json(stored_run(), true);
+  json run = store::run_to_json(stored_run(), true);
   edit(run["cells"][0]);
   return json{{"runs", {run}}}.dump();
 }
@@ -196,16 +196,16 @@ TEST(RunJson, RejectsMalformedDocumentsWithAPath) {
 }
 
 TEST(RunCsv, QuotesFieldsThatNeedItAndKeepsAStableHeader) {
-  EXPECT_EQ(csv_field("plain"), "plain");
-  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
-  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
-  EXPECT_EQ(csv_field(""), "");
+  EXPECT_EQ(store::csv_field("plain"), "plain");
+  EXPECT_EQ(store::csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(store::csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(store::csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(store::csv_field(""), "");
 
   pg::Run r = stored_run();
   r.git.branch = "feat,\"quoted\"";
   r.cells[0].metrics["peak_rss_growth_bytes"] = 4096;
-  const std::string csv = runs_to_csv({r});
+  const std::string csv = store::runs_to_csv({r});
   std::istringstream lines(csv);
   std::string header, row;
   std::getline(lines, header);
@@ -233,11 +233,11 @@ TEST(RunCsv, QuotesFieldsThatNeedItAndKeepsAStableHeader) {
 
 TEST(RunReporter, ChoosesByFormatAndRefusesUnknownOnes) {
   std::ostringstream json_out, csv_out;
-  make_run_reporter("json")->report(json_out, {stored_run()});
+  store::make_run_reporter("json")->report(json_out, {stored_run()});
   EXPECT_EQ(json::parse(json_out.str())["runs"][0]["id"], 7);
-  make_run_reporter("csv")->report(csv_out, {stored_run()});
+  store::make_run_reporter("csv")->report(csv_out, {stored_run()});
   EXPECT_EQ(csv_out.str().rfind("run_id,", 0), 0u);
-  EXPECT_THROW(make_run_reporter("xml"), UsageError);
+  EXPECT_THROW(store::make_run_reporter("xml"), UsageError);
 }
 
 }  // namespace

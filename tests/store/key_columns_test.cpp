@@ -39,7 +39,7 @@ CellKey valid_other_value(const KeyField& f) {
 
 TEST(KeyColumns, EveryFieldIsAColumnOfSeriesAndCells) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const auto series = columns_of(s.handle(), "series");
   const auto cells = columns_of(s.handle(), "cells");
   for (const KeyField& f : kKeyFields) {
@@ -50,7 +50,7 @@ TEST(KeyColumns, EveryFieldIsAColumnOfSeriesAndCells) {
 
 TEST(KeyColumns, EveryFieldRoundTripsAndSplitsTheSeries) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   pg::Run run = test::sample_run();
   run.cells.resize(1);
   run.cells[0] = test::sample_cell(4, 256, 3, 32);

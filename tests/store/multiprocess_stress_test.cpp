@@ -71,7 +71,7 @@ TEST(MultiProcessStress, ServeRunnersIngestBackupAndSigtermShareOneFile) {
     for (int k = 0; k < kWriterCells; ++k) lines += "commit\n";
     pgtest::write_file(commits_file, lines);
   }
-  { Store create(db); }
+  { store::Store create(db); }
 
   auto serve = std::make_unique<Serve>(db, token_file);
   ASSERT_GT(serve->port, 0) << serve->proc->err();
@@ -125,7 +125,7 @@ TEST(MultiProcessStress, ServeRunnersIngestBackupAndSigtermShareOneFile) {
       char uuid[33];
       std::snprintf(uuid, sizeof uuid, "%032x", v);
       run.uuid = uuid;
-      const std::string body = runs_to_json({run}, true);
+      const std::string body = store::runs_to_json({run}, true);
       const auto deadline = std::chrono::steady_clock::now() + 60s;
       while (std::chrono::steady_clock::now() < deadline) {
         httplib::Client c("127.0.0.1", port);
@@ -223,7 +223,7 @@ TEST(MultiProcessStress, ServeRunnersIngestBackupAndSigtermShareOneFile) {
   const int64_t in_backup = std::stoll(sqlite3_cli(backup, "SELECT count(*) FROM runs"));
   EXPECT_GE(in_backup, acked_at_backup) << "the backup lost runs acknowledged before it began";
 
-  Store s(db, /*read_only=*/true);
+  store::Store s(db, /*read_only=*/true);
   ASSERT_EQ(static_cast<int>(ingested.size()), kIngests);
   for (const auto& [variant, id] : ingested) {
     auto run = s.load_run(id);

@@ -77,7 +77,7 @@ void expect_same(const CellProfile& a, const CellProfile& b) {
 
 TEST(Profiles, ARunnersProfileIsReadBackExactly) {
   TempDir dir;
-  Store s(dir.file("p.db"));
+  store::Store s(dir.file("p.db"));
   const pg::Run r = profiled_run();
   const int64_t id = test::write_run(s, r);
   const auto back = s.load_run(id);
@@ -93,25 +93,25 @@ TEST(Profiles, ARunnersProfileIsReadBackExactly) {
 
 TEST(Profiles, ExportAndImportCarryTheProfile) {
   TempDir dir;
-  Store a(dir.file("a.db")), b(dir.file("b.db"));
+  store::Store a(dir.file("a.db")), b(dir.file("b.db"));
   const int64_t id = test::write_run(a, profiled_run());
-  const std::string doc = runs_to_json({*a.load_run(id)}, true);
+  const std::string doc = store::runs_to_json({*a.load_run(id)}, true);
   const auto j = nlohmann::json::parse(doc);
   EXPECT_EQ(j["runs"][0]["cells"][0]["profile"]["steps"][0]["step"], -1);
   EXPECT_TRUE(j["runs"][0]["cells"][0]["profile"]["steps"][0]["peak_bytes"].is_null());
-  const auto imported = b.import_runs(runs_from_json(doc, "doc"));
+  const auto imported = b.import_runs(store::runs_from_json(doc, "doc"));
   const auto back = b.load_run(imported.at(0).id);
   expect_same(*back->cells[0].profile, *profiled_run().cells[0].profile);
 }
 
 TEST(Profiles, IngestRefusesAMalformedProfileWithItsPointer) {
   TempDir dir;
-  Store a(dir.file("a.db"));
+  store::Store a(dir.file("a.db"));
   const int64_t id = test::write_run(a, profiled_run());
-  auto j = nlohmann::json::parse(runs_to_json({*a.load_run(id)}, true));
+  auto j = nlohmann::json::parse(store::runs_to_json({*a.load_run(id)}, true));
   j["runs"][0]["cells"][0]["profile"]["steps"][1]["ops"] = -3;
   try {
-    runs_from_json(j.dump(), "request body");
+    store::runs_from_json(j.dump(), "request body");
     FAIL() << "accepted a negative count";
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
@@ -119,20 +119,20 @@ TEST(Profiles, IngestRefusesAMalformedProfileWithItsPointer) {
   }
   j["runs"][0]["cells"][0]["profile"]["steps"][1]["ops"] = 3;
   j["runs"][0]["cells"][0]["profile"]["steps"][1]["by_name"][0]["kind"] = "python";
-  EXPECT_THROW(runs_from_json(j.dump(), "request body"), UsageError);
+  EXPECT_THROW(store::runs_from_json(j.dump(), "request body"), UsageError);
 }
 
 TEST(Profiles, IngestTakesTheTimelineAsAPairWithBusyWithinSpan) {
   TempDir dir;
-  Store a(dir.file("a.db"));
+  store::Store a(dir.file("a.db"));
   const int64_t id = test::write_run(a, profiled_run());
-  auto j = nlohmann::json::parse(runs_to_json({*a.load_run(id)}, true));
+  auto j = nlohmann::json::parse(store::runs_to_json({*a.load_run(id)}, true));
   auto& st = j["runs"][0]["cells"][0]["profile"]["steps"][0];
   EXPECT_EQ(st["span_ms"], 0.375);
   EXPECT_TRUE(j["runs"][0]["cells"][0]["profile"]["steps"][2]["span_ms"].is_null());
   auto refused = [&](const char* what) {
     try {
-      runs_from_json(j.dump(), "request body");
+      store::runs_from_json(j.dump(), "request body");
       ADD_FAILURE() << "accepted: " << what;
       return std::string();
     } catch (const UsageError& e) {
@@ -148,7 +148,7 @@ TEST(Profiles, IngestTakesTheTimelineAsAPairWithBusyWithinSpan) {
             "request body: /runs/0/cells/0/profile/steps/0/busy_ms: span_ms and busy_ms go "
             "together");
   st.erase("span_ms");  // a document from before the timeline: neither
-  const auto runs = runs_from_json(j.dump(), "request body");
+  const auto runs = store::runs_from_json(j.dump(), "request body");
   EXPECT_FALSE(runs[0].cells[0].profile->steps[0].span_ms);
   EXPECT_TRUE(runs[0].cells[0].profile->steps[1].span_ms);
 }
@@ -158,7 +158,7 @@ TEST(Profiles, AVersion11StoreKeepsItsProfilesWithoutATimeline) {
   TempDir dir;
   const std::string path = dir.file("v11.db");
   {
-    Store s(path);
+    store::Store s(path);
     test::write_run(s, profiled_run());
   }
   {
@@ -171,8 +171,8 @@ TEST(Profiles, AVersion11StoreKeepsItsProfilesWithoutATimeline) {
               SQLITE_OK);
     sqlite3_close(db);
   }
-  Store s(path);
-  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
+  store::Store s(path);
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), store::Store::schema_version());
   const auto back = s.load_run(1);
   ASSERT_TRUE(back && back->cells[0].profile);
   ASSERT_EQ(back->cells[0].profile->steps.size(), 5u);
@@ -191,7 +191,7 @@ TEST(Profiles, ADatabaseFromBeforeTheStepMigratesAndKeepsItsRuns) {
   TempDir dir;
   const std::string path = dir.file("v5.db");
   {
-    Store s(path);
+    store::Store s(path);
     test::write_run(s, test::sample_run());
   }
   {  // what perfgate wrote at schema version 6
@@ -210,8 +210,8 @@ TEST(Profiles, ADatabaseFromBeforeTheStepMigratesAndKeepsItsRuns) {
         SQLITE_OK);
     sqlite3_close(db);
   }
-  Store s(path);
-  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
+  store::Store s(path);
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), store::Store::schema_version());
   EXPECT_EQ(s.run_count(), 1);
   EXPECT_FALSE(s.load_run(1)->cells[0].profile);
   const int64_t id = test::write_run(s, profiled_run());

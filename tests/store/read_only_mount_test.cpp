@@ -43,7 +43,7 @@ TEST(ReadOnlyMount, ReadersOpenTheStoreAndWritersAreRefusedClearly) {
   test::TempDir dir;
   const std::string db = dir.file("pg.db");
   {
-    Store w(db);
+    store::Store w(db);
     test::write_run(w, test::sample_run(0));
     test::write_run(w, test::sample_run(1));
   }  // closed cleanly: the WAL is checkpointed and removed, as after `perfgate run`
@@ -51,7 +51,7 @@ TEST(ReadOnlyMount, ReadersOpenTheStoreAndWritersAreRefusedClearly) {
 
   const int read = in_read_only_mount(dir.str(), [&] {
     try {
-      Store r(db, /*read_only=*/true);
+      store::Store r(db, /*read_only=*/true);
       const auto runs = r.list_runs({true, true});
       return runs.size() == 2 && runs[1].cells.size() == 3 ? 0 : 10;
     } catch (const std::exception& e) {
@@ -64,7 +64,7 @@ TEST(ReadOnlyMount, ReadersOpenTheStoreAndWritersAreRefusedClearly) {
 
   const int write = in_read_only_mount(dir.str(), [&] {
     try {
-      Store w(db);
+      store::Store w(db);
       w.begin_run(test::sample_git(), test::sample_env(), "{}");
       return 20;
     } catch (const std::exception& e) {

@@ -10,7 +10,8 @@ namespace {
 
 using test::TempDir;
 
-void expect_same(const std::vector<SeriesSample>& a, const std::vector<SeriesSample>& b) {
+void expect_same(const std::vector<store::SeriesSample>& a,
+                 const std::vector<store::SeriesSample>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].run_id, b[i].run_id) << i;
@@ -29,7 +30,7 @@ void expect_same(const std::vector<SeriesSample>& a, const std::vector<SeriesSam
 
 TEST(Store, SeriesReadTogetherMatchEachReadAlone) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   // Interleaved runs of two environments and three commits, one of them run twice; runs are
   // imported out of history order, so the order comes from the query, not from insertion.
   int n = 0;
@@ -42,7 +43,7 @@ TEST(Store, SeriesReadTogetherMatchEachReadAlone) {
       s.import_run(r);
     }
   std::vector<int64_t> ids;
-  for (const SeriesInfo& info : s.list_series()) ids.push_back(info.id);
+  for (const store::SeriesInfo& info : s.list_series()) ids.push_back(info.id);
   ASSERT_EQ(ids.size(), 6u);  // 3 cells x 2 devices
   ids.push_back(9999);        // unknown: present, empty
   const auto together = s.series_samples_of(ids);
@@ -58,14 +59,14 @@ TEST(Store, SeriesReadTogetherMatchEachReadAlone) {
   const auto tpot_only = s.series_samples_of(ids, {"tpot_ms", "no_such_metric"});
   size_t with_tpot = 0, with_others = 0;
   for (const auto& [id, samples] : together)
-    for (const SeriesSample& e : samples)
+    for (const store::SeriesSample& e : samples)
       with_tpot += e.metrics.count("tpot_ms"), with_others += e.metrics.size() > 1;
   ASSERT_GT(with_tpot, 0u);  // the filter has something to keep and something to drop
   ASSERT_GT(with_others, 0u);
   for (int64_t id : ids) {
     if (id == 9999) continue;
     auto expected = together.at(id);
-    for (SeriesSample& e : expected)
+    for (store::SeriesSample& e : expected)
       std::erase_if(e.metrics, [](const auto& m) { return m.first != "tpot_ms"; });
     expect_same(tpot_only.at(id), expected);
   }

@@ -38,10 +38,10 @@ TEST(Store, SetsSchemaVersionApplicationIdWalAndForeignKeys) {
   TempDir dir;
   const std::string path = dir.file("pg.db");
   {
-    Store s(path);
-    EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
-    EXPECT_GE(Store::schema_version(), 1);
-    EXPECT_EQ(test::query_int(s, "PRAGMA application_id"), schema::kApplicationId);
+    store::Store s(path);
+    EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), store::Store::schema_version());
+    EXPECT_GE(store::Store::schema_version(), 1);
+    EXPECT_EQ(test::query_int(s, "PRAGMA application_id"), store::schema::kApplicationId);
     EXPECT_EQ(pragma_text(s.handle(), "PRAGMA journal_mode"), "wal");
     EXPECT_EQ(test::query_int(s, "PRAGMA foreign_keys"), 1);
     EXPECT_EQ(test::query_int(s, "PRAGMA synchronous"), 1);  // NORMAL
@@ -62,15 +62,15 @@ TEST(Store, SetsSchemaVersionApplicationIdWalAndForeignKeys) {
     return static_cast<uint32_t>(static_cast<unsigned char>(bytes[i]));
   };
   EXPECT_EQ((b(68) << 24) | (b(69) << 16) | (b(70) << 8) | b(71),
-            static_cast<uint32_t>(schema::kApplicationId));
+            static_cast<uint32_t>(store::schema::kApplicationId));
 }
 
 TEST(Store, MigratesAnEmptyFileToTheCurrentSchema) {
   TempDir dir;
   const std::string path = dir.file("empty.db");
   test::write_bytes(path, "");
-  Store s(path);
-  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
+  store::Store s(path);
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), store::Store::schema_version());
   for (const char* table :
        {"runs", "environments", "cells", "metrics", "samples", "series", "repetitions"}) {
     sqlite3_stmt* st = nullptr;
@@ -84,7 +84,7 @@ TEST(Store, MigratesAnEmptyFileToTheCurrentSchema) {
   EXPECT_EQ(s.run_count(), 0);
   // Reopening a current database migrates nothing and keeps the data.
   write_run(s, test::sample_run());
-  Store again(path);
+  store::Store again(path);
   EXPECT_EQ(again.run_count(), 1);
 }
 
@@ -94,7 +94,7 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
   TempDir dir;
   const std::string path = dir.file("old.db");
   {
-    Store s(path);
+    store::Store s(path);
     write_run(s, test::sample_run());
   }
   raw_exec(path,
@@ -105,8 +105,8 @@ TEST(Store, MigratesAnOlderDatabaseThatHoldsRuns) {
                "DROP TABLE gate_result_events; DROP TABLE gate_results; DROP TABLE view_cache; "
                "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; "
                "ALTER TABLE runs DROP COLUMN git_remote; PRAGMA user_version = 2");
-  Store s(path);
-  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
+  store::Store s(path);
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), store::Store::schema_version());
   EXPECT_EQ(s.run_count(), 1);
   EXPECT_EQ(test::query_int(s, "SELECT count(*) FROM view_cache"), 0);
   EXPECT_EQ(test::query_int(s, "SELECT count(*) FROM runs WHERE git_remote IS NULL"), 1);
@@ -120,7 +120,7 @@ TEST(Store, MigratesAVersion5StoreGivingEveryRunItsOwnUuid) {
   TempDir dir;
   const std::string path = dir.file("v5.db");
   {
-    Store s(path);
+    store::Store s(path);
     write_run(s, test::sample_run());
     write_run(s, test::sample_run());  // byte-identical: two runs all the same
   }
@@ -131,8 +131,8 @@ TEST(Store, MigratesAVersion5StoreGivingEveryRunItsOwnUuid) {
                "DROP TABLE profile_ops; DROP TABLE profile_steps; DROP TABLE profiles; "
                "DROP TABLE profile_names; "
                "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; PRAGMA user_version = 5");
-  Store s(path);
-  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), Store::schema_version());
+  store::Store s(path);
+  EXPECT_EQ(test::query_int(s, "PRAGMA user_version"), store::Store::schema_version());
   EXPECT_EQ(s.run_count(), 2);
   EXPECT_EQ(test::query_int(s, "SELECT count(DISTINCT uuid) FROM runs"), 2);
   EXPECT_EQ(test::query_int(s,
@@ -171,7 +171,7 @@ TEST_P(ForeignFileTest, IsRefusedAndLeftByteForByteUntouched) {
   const auto files_before = entries();
   for (bool read_only : {false, true}) {
     try {
-      Store s(path, read_only);
+      store::Store s(path, read_only);
       FAIL() << "opened a foreign file";
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
@@ -212,11 +212,12 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Store, RefusesADatabaseFromANewerPerfgate) {
   TempDir dir;
   const std::string path = dir.file("pg.db");
-  { Store s(path); }
-  raw_exec(path, ("PRAGMA user_version = " + std::to_string(Store::schema_version() + 1)).c_str());
+  { store::Store s(path); }
+  raw_exec(path,
+           ("PRAGMA user_version = " + std::to_string(store::Store::schema_version() + 1)).c_str());
   for (bool read_only : {false, true}) {
     try {
-      Store s(path, read_only);
+      store::Store s(path, read_only);
       FAIL() << "opened a newer database";
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
@@ -228,9 +229,9 @@ TEST(Store, RefusesADatabaseFromANewerPerfgate) {
 TEST(Store, ReadOnlyNeverCreates) {
   TempDir dir;
   const std::string path = dir.file("absent.db");
-  EXPECT_THROW(Store(path, true), UsageError);
+  EXPECT_THROW(store::Store(path, true), UsageError);
   EXPECT_FALSE(std::filesystem::exists(path));
-  EXPECT_THROW(Store(dir.file("no/such/dir/x.db")), UsageError);
+  EXPECT_THROW(store::Store(dir.file("no/such/dir/x.db")), UsageError);
 }
 
 TEST(Store, ReadOnlyOpenReadsAWalDatabase) {
@@ -238,10 +239,10 @@ TEST(Store, ReadOnlyOpenReadsAWalDatabase) {
   const std::string path = dir.file("pg.db");
   int64_t id = 0;
   {
-    Store w(path);
+    store::Store w(path);
     id = write_run(w, test::sample_run());
   }
-  Store r(path, true);
+  store::Store r(path, true);
   EXPECT_EQ(r.run_count(), 1);
   EXPECT_EQ(r.load_run(id)->cells.size(), 3u);
   EXPECT_THROW(r.begin_run(test::sample_git(), test::sample_env(), "{}"), RuntimeFailure);

@@ -30,10 +30,10 @@ TEST(Store, RoundTripsEveryFieldIncludingRawSamples) {
   const pg::Run in = test::sample_run();
   int64_t id = 0;
   {
-    Store s(dir.file("pg.db"));
+    store::Store s(dir.file("pg.db"));
     id = write_run(s, in);
   }
-  Store s(dir.file("pg.db"));  // reopened: everything came from disk
+  store::Store s(dir.file("pg.db"));  // reopened: everything came from disk
   auto out = s.load_run(id);
   ASSERT_TRUE(out);
   EXPECT_EQ(out->id, id);
@@ -62,7 +62,7 @@ TEST(Store, RoundTripsEveryFieldIncludingRawSamples) {
 
 TEST(Store, OutsideARepositoryStoresNullsNotGarbage) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   GitInfo g;
   g.state = "not-a-repository";
   g.repo_path = "/tmp/nowhere";
@@ -82,12 +82,12 @@ TEST(Store, AKilledRunKeepsItsFinishedCellsAndStaysIncomplete) {
   const pg::Run in = test::sample_run();
   int64_t id = 0;
   {
-    Store s(dir.file("pg.db"));
+    store::Store s(dir.file("pg.db"));
     id = s.begin_run(in.git, in.env, in.config_json);
     s.add_cell(id, in.cells[0]);
     s.add_cell(id, in.cells[1]);
   }
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   auto r = s.load_run(id);
   EXPECT_EQ(r->status, RunStatus::incomplete);
   EXPECT_TRUE(r->finished_at.empty());
@@ -97,7 +97,7 @@ TEST(Store, AKilledRunKeepsItsFinishedCellsAndStaysIncomplete) {
 
 TEST(Store, RejectsMalformedCellsAndStoresNothingOfThem) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const int64_t id = s.begin_run(test::sample_git(), test::sample_env(), "{}");
   CellResult short_decode = test::sample_cell(1, 16, 3, 5);
   short_decode.samples.decode_ms[1].pop_back();
@@ -130,7 +130,7 @@ TEST(Store, RejectsMalformedCellsAndStoresNothingOfThem) {
 
 TEST(Store, FindsRunsByCommitAndPrefix) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   const int64_t a1 = write_run(s, test::sample_run(0));
   const int64_t b = write_run(s, test::sample_run(1));
   const int64_t a2 = write_run(s, test::sample_run(0));
@@ -164,7 +164,7 @@ TEST(Store, FindsRunsByCommitAndPrefix) {
 
 TEST(Store, GroupsCellsIntoSeriesByKeyAndComparableEnvironment) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   pg::Run later = test::sample_run(1);    // commit time 2024-05-02
   pg::Run earlier = test::sample_run(0);  // commit time 2024-05-01
   const int64_t id_later = write_run(s, later);
@@ -215,7 +215,7 @@ TEST(Store, GroupsCellsIntoSeriesByKeyAndComparableEnvironment) {
 
 TEST(Store, RunsWithoutACommitFollowTheirStartTimeInHistory) {
   TempDir dir;
-  Store s(dir.file("pg.db"));
+  store::Store s(dir.file("pg.db"));
   pg::Run committed = test::sample_run(0);  // commit time 2024-05-01T10:00Z
   pg::Run loose = test::sample_run(0);
   loose.git = GitInfo{};

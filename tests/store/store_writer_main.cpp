@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: store_writer DB CELLS\n");
     return 2;
   }
-  pg::Store store(argv[1]);
+  pg::store::Store store(argv[1]);
   const int cells = std::atoi(argv[2]);
   const int64_t id = store.begin_run(pg::test::sample_git(), pg::test::sample_env(), "{}");
   std::cout << "run " << id << std::endl;

@@ -80,13 +80,13 @@ Run sample_run(int variant) {
   return r;
 }
 
-int64_t write_run(Store& s, const Run& r, bool finish) {
+int64_t write_run(store::Store& s, const Run& r, bool finish) {
   const int64_t id = s.begin_run(r.git, r.env, r.config_json, "", r.ab);
   for (const auto& c : r.cells) s.add_cell(id, c);
   if (finish) s.finish_run(id, r.status);
   return id;
 }
 
-int64_t query_int(Store& s, const char* sql) { return testing::query_int(s.handle(), sql); }
+int64_t query_int(store::Store& s, const char* sql) { return testing::query_int(s.handle(), sql); }
 
 }  // namespace pg::test

@@ -8,8 +8,10 @@
 #include "tests/common/temp_dir.h"
 
 namespace pg {
+namespace store {
 class Store;
 }
+}  // namespace pg
 
 namespace pg::test {
 
@@ -29,10 +31,10 @@ Run sample_run(int variant = 0);
 
 // The first column of the first row of `sql` on the store's connection (a PRAGMA, a count);
 // throws std::runtime_error when the query fails or returns no row.
-int64_t query_int(Store& s, const char* sql);
+int64_t query_int(store::Store& s, const char* sql);
 
 // Stores r as a runner would: begin, its cells one by one, then finish (unless `finish` is false).
-int64_t write_run(Store& s, const Run& r, bool finish = true);
+int64_t write_run(store::Store& s, const Run& r, bool finish = true);
 
 // Undoes schema steps 11 (detected regressions), 10 (accepted slowdowns) and 9 (A/B runs), for the
 // tests that rebuild what an older perfgate wrote: put it first in their SQL, then undo their own

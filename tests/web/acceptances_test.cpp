@@ -17,7 +17,7 @@ class Acceptances : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = dir_.file("accept.db");
-    Store s(db_);
+    store::Store s(db_);
     s.import_runs(make_runs(standard_spec()));  // 30% slower from commit 8
     SeedSpec slower = standard_spec();
     slower.step_factor = 1.6;

@@ -20,7 +20,7 @@ class AlertGroups : public ::testing::Test {
     spec.batch_sizes = {1, 2, 4};
     std::vector<pg::Run> runs;
     for (int c = 0; c < spec.commits; ++c) runs.push_back(make_run(spec, c, 0, 0));
-    Store(db_).import_runs(runs);
+    store::Store(db_).import_runs(runs);
     web::ServeOptions opt;
     opt.db_path = db_;
     opt.token = kToken;

@@ -31,7 +31,7 @@ class AlertLifecycle : public ::testing::Test {
   void serve(double then, size_t first = 22) {
     runs_ = two_steps(then);
     db_ = dir_.file("alerts.db");
-    Store(db_).import_runs(std::vector<pg::Run>(runs_.begin(), runs_.begin() + first));
+    store::Store(db_).import_runs(std::vector<pg::Run>(runs_.begin(), runs_.begin() + first));
     imported_ = first;
     web::ServeOptions opt;
     opt.db_path = db_;
@@ -54,7 +54,7 @@ class AlertLifecycle : public ::testing::Test {
     return out;
   }
   void add_up_to(size_t commits) {
-    Store(db_).import_runs(
+    store::Store(db_).import_runs(
         std::vector<pg::Run>(runs_.begin() + imported_, runs_.begin() + commits));
     imported_ = commits;
   }

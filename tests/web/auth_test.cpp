@@ -16,7 +16,7 @@ class Auth : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = dir_.file("credentials.db");
-    Store s(db_);
+    store::Store s(db_);
     SeedSpec spec = standard_spec();  // 30% slower from commit 8: four open regressions
     spec.envs = 2;
     s.import_runs(make_runs(spec));
@@ -47,8 +47,8 @@ class Auth : public ::testing::Test {
   }
   httplib::Result ingest(const std::string& token) {
     SeedSpec spec = standard_spec();
-    spec.first_commit = 1000 + static_cast<int>(Store(db_).run_count());
-    const std::string doc = runs_to_json({make_run(spec, 1, 0, 0)}, true);
+    spec.first_commit = 1000 + static_cast<int>(store::Store(db_).run_count());
+    const std::string doc = store::runs_to_json({make_run(spec, 1, 0, 0)}, true);
     httplib::Headers h;
     if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
     auto r = server_->client()->Post("/api/v1/runs", h, doc, "application/json");
@@ -63,7 +63,7 @@ class Auth : public ::testing::Test {
         if (last.is_null() || e["id"] > last["id"]) last = e;
     return last;
   }
-  size_t events() { return Store(db_).regression_events().size(); }
+  size_t events() { return store::Store(db_).regression_events().size(); }
 
   TempDir dir_;
   std::string db_, ingest_, triage_, admin_;
@@ -79,11 +79,11 @@ TEST_F(Auth, ATriageTokenAcknowledgesAndTheEventShowsItsName) {
   EXPECT_EQ(e["author"], "ana");
   EXPECT_EQ(e["via"], "token");
   EXPECT_EQ(get_json(*server_, "/api/v1/regressions")["acknowledged"], 1);
-  const auto stored = Store(db_).regression_events();
+  const auto stored = store::Store(db_).regression_events();
   ASSERT_EQ(stored.size(), 1u);
   EXPECT_EQ(stored[0].author, "ana");
   // Its last use is recorded; the ones not used stay "never".
-  for (const auto& c : Store(db_).credentials())
+  for (const auto& c : store::Store(db_).credentials())
     EXPECT_EQ(c.last_used_at.has_value(), c.name == "ana") << c.name;
 }
 
@@ -98,15 +98,15 @@ TEST_F(Auth, AnIngestTokenCannotTriage) {
 
 TEST_F(Auth, ATriageTokenCannotIngestButAnIngestOrAdminTokenCan) {
   start();
-  const int64_t before = Store(db_).run_count();
+  const int64_t before = store::Store(db_).run_count();
   auto r = ingest(triage_);
   EXPECT_EQ(r->status, 403) << r->body;
-  EXPECT_EQ(Store(db_).run_count(), before);
+  EXPECT_EQ(store::Store(db_).run_count(), before);
   r = ingest(ingest_);
   EXPECT_EQ(r->status, 201) << r->body;
   r = ingest(admin_);
   EXPECT_EQ(r->status, 201) << r->body;
-  EXPECT_EQ(Store(db_).run_count(), before + 2);
+  EXPECT_EQ(store::Store(db_).run_count(), before + 2);
   r = triage(admin_);
   EXPECT_EQ(r->status, 201) << r->body;
   EXPECT_EQ(last_event()["author"], "ops");
@@ -115,11 +115,11 @@ TEST_F(Auth, ATriageTokenCannotIngestButAnIngestOrAdminTokenCan) {
 TEST_F(Auth, ARevokedTokenIs401FromItsNextRequest) {
   start();
   ASSERT_EQ(triage(triage_)->status, 201);
-  Store(db_).revoke_credential("ana");  // as `perfgate token revoke` does, beside the server
+  store::Store(db_).revoke_credential("ana");  // as `perfgate token revoke` does, beside the server
   auto r = triage(triage_, "fix");
   EXPECT_EQ(r->status, 401) << r->body;
   EXPECT_NE(r->body.find("revoked"), std::string::npos) << r->body;
-  Store(db_).revoke_credential("ci-main");
+  store::Store(db_).revoke_credential("ci-main");
   EXPECT_EQ(ingest(ingest_)->status, 401);
   EXPECT_EQ(triage("pgt_" + std::string(64, '0'))->status, 401);
   EXPECT_EQ(triage("")->status, 401);
@@ -149,7 +149,7 @@ TEST_F(Auth, WhoamiNamesTheCredentialAndWritesNothing) {
   ASSERT_EQ(nobody->status, 200);
   EXPECT_TRUE(nlohmann::json::parse(nobody->body)["name"].is_null());
   EXPECT_EQ(c->Get("/api/v1/whoami", {{"Authorization", "Bearer wrong"}})->status, 401);
-  for (const auto& cr : Store(db_).credentials()) EXPECT_FALSE(cr.last_used_at) << cr.name;
+  for (const auto& cr : store::Store(db_).credentials()) EXPECT_FALSE(cr.last_used_at) << cr.name;
   EXPECT_EQ(get_page(*server_, "/regressions").find("your name"), std::string::npos);
 }
 
@@ -165,7 +165,7 @@ TEST_F(Auth, TheProxysHeaderFromATrustedPeerIsATriageIdentity) {
   SeedSpec spec = standard_spec();
   spec.first_commit = 2000;
   auto in = c->Post("/api/v1/runs", {{"X-Forwarded-User", "bo@example.com"}},
-                    runs_to_json({make_run(spec, 1, 0, 0)}, true), "application/json");
+                    store::runs_to_json({make_run(spec, 1, 0, 0)}, true), "application/json");
   EXPECT_EQ(in->status, 403) << in->body;
   EXPECT_EQ(triage("", "fix", {{"X-Forwarded-User", "bo@example.com"}}, "text/plain")->status, 415);
   EXPECT_EQ(triage("", "fix", {{"X-Forwarded-User", "bo <script>"}})->status, 401);

@@ -29,7 +29,7 @@ class CompareExplain : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = dir_.file("explain.db");
-    Store s(db_);
+    store::Store s(db_);
     for (uint32_t i = 0; i < 3; ++i) {
       s.import_run(profiled::run(kBase, false, i, kHostileOp));
       s.import_run(profiled::run(kHead, true, 10 + i, kHostileOp));
@@ -77,7 +77,7 @@ TEST_F(CompareExplain, EachExplainedCellHasACollapsedWhyWithEveryNameEscaped) {
 TEST_F(CompareExplain, ATimingTestBlindToTheMinEffectIsLabelledUnderpowered) {
   // A head whose runs of the second cell spread by 15% around the base's time, with one sync
   // more per step: its counters changed, and its timing test cannot see a 5% slowdown.
-  Store s(db_);
+  store::Store s(db_);
   const std::string spread(40, 'e');
   for (uint32_t i = 0; i < 3; ++i) {
     pg::Run r = profiled::run(spread, false, 20 + i);
@@ -99,7 +99,7 @@ TEST_F(CompareExplain, ATimingTestBlindToTheMinEffectIsLabelledUnderpowered) {
 }
 
 TEST_F(CompareExplain, NoProfilesNoSection) {
-  Store s(db_);
+  store::Store s(db_);
   const std::string bare(40, 'f');
   for (uint32_t i = 0; i < 3; ++i) {
     pg::Run r = profiled::run(bare, false, 30 + i);
@@ -141,7 +141,7 @@ TEST_F(CompareExplain, ACellsTrendByItsKeyIsItsSeriesHere) {
 
 TEST_F(CompareExplain, APairWithoutRunsHereShowsItsStoredGate) {
   // The gate of a pull request measured on a runner: its runs stay there, its result comes here.
-  Store s(db_);
+  store::Store s(db_);
   const app::Comparison c = app::compare(s, kBase, kHead, {});
   std::ostringstream json;
   GateJsonReporter{}.report(c.result, ReportInfo{}, json);

@@ -15,7 +15,7 @@ class Gates : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = dir_.file("gates.db");
-    Store s(db_);
+    store::Store s(db_);
     s.import_runs(make_runs(standard_spec()));  // 30% slower from commit 8
     web::ServeOptions opt;
     opt.db_path = db_;
@@ -270,7 +270,7 @@ TEST_F(Gates, AGateThatFoundARegressionNamesTheCellsItCouldNotSee) {
   spec.step_models = {"tiny"};  // "small" stays the same: unchanged, and unseen with one run
   const std::string db = dir_.file("found.db");
   {
-    Store s(db);
+    store::Store s(db);
     s.import_runs(make_runs(spec));
   }
   web::ServeOptions opt;

@@ -16,7 +16,7 @@ class Ingest : public ::testing::Test {
     server_.reset();
     db_ = dir_.file("ingest.db");
     if (!std::filesystem::exists(db_)) {
-      Store s(db_);
+      store::Store s(db_);
       SeedSpec spec = standard_spec();
       spec.commits = 4;
       s.import_runs(make_runs(spec));
@@ -27,7 +27,7 @@ class Ingest : public ::testing::Test {
     opt.max_body_bytes = max_body;
     server_ = std::make_unique<LiveServer>(opt);
   }
-  int64_t stored_runs() { return Store(db_).run_count(); }
+  int64_t stored_runs() { return store::Store(db_).run_count(); }
   httplib::Result post(const std::string& body,
                        const std::string& auth = std::string("Bearer ") + kToken) {
     auto c = server_->client();
@@ -37,7 +37,9 @@ class Ingest : public ::testing::Test {
     EXPECT_TRUE(r) << httplib::to_string(r.error());
     return r;
   }
-  static std::string doc(const std::vector<pg::Run>& runs) { return runs_to_json(runs, true); }
+  static std::string doc(const std::vector<pg::Run>& runs) {
+    return store::runs_to_json(runs, true);
+  }
   static pg::Run new_run(int commit) {
     SeedSpec spec = standard_spec();
     spec.first_commit = 1000;
@@ -73,7 +75,7 @@ TEST_F(Ingest, StoresANewRunAnd201ThenTheSameRunIsNotDuplicated) {
   // Round trip: what the API returns is what was sent (ids aside).
   auto c = server_->client();
   auto got = c->Get("/api/v1/runs/" + std::to_string(id));
-  auto back = runs_from_json(got->body, "response");
+  auto back = store::runs_from_json(got->body, "response");
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].uuid, sent.uuid);
   EXPECT_EQ(back[0].git.commit, sent.git.commit);
@@ -98,7 +100,7 @@ TEST_F(Ingest, IdenticalRunsWithoutAUuidAreTwoRuns) {
   EXPECT_TRUE(b["inserted"]);
   EXPECT_NE(a["id"], b["id"]);
   EXPECT_EQ(stored_runs(), before + 2);
-  Store s(db_);
+  store::Store s(db_);
   EXPECT_NE(s.load_run(a["id"])->uuid, s.load_run(b["id"])->uuid);
 }
 

@@ -39,7 +39,7 @@ class RepoLinks : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = dir_.file("links.db");
-    Store store(db_);
+    store::Store store(db_);
     SeedSpec spec;
     spec.commits = 3;
     spec.envs = 1;
@@ -65,7 +65,7 @@ class RepoLinks : public ::testing::Test {
 
 TEST_F(RepoLinks, ShasLinkToTheRecordedRemoteAndNoCredentialIsStoredOrShown) {
   {
-    Store store(db_);
+    store::Store store(db_);
     auto run = store.load_run(ids_.back(), {false, false});
     ASSERT_TRUE(run && run->git.remote);
     EXPECT_EQ(*run->git.remote, "https://git.example.com/org/model.git");

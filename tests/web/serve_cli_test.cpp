@@ -22,7 +22,7 @@ class ServeCli : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = dir_.file("serve.db");
-    Store s(db_);
+    store::Store s(db_);
     SeedSpec spec = standard_spec();
     spec.commits = 6;
     s.import_runs(make_runs(spec));
@@ -157,7 +157,7 @@ TEST_F(ServeCli, TokenFileEnablesIngest) {
   spec.first_commit = 500;
   httplib::Client c("127.0.0.1", port);
   auto r = c.Post("/api/v1/runs", {{"Authorization", std::string("Bearer ") + kToken}},
-                  runs_to_json({make_run(spec, 0, 0, 0)}, true), "application/json");
+                  store::runs_to_json({make_run(spec, 0, 0, 0)}, true), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 201) << r->body;
   p.signal(SIGTERM);
@@ -178,7 +178,7 @@ TEST_F(ServeCli, ServesWhileAnotherProcessWrites) {
 
   std::atomic<bool> done{false};
   std::thread writer([&] {
-    Store s(db_);
+    store::Store s(db_);
     SeedSpec spec = standard_spec();
     spec.first_commit = 100;
     for (int i = 0; i < 20; ++i) {

@@ -21,7 +21,7 @@ class ServerLimits : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = dir_.file("limits.db");
-    Store s(db_);
+    store::Store s(db_);
     SeedSpec spec = standard_spec();
     spec.commits = 3;
     s.import_runs(make_runs(spec));
@@ -36,13 +36,13 @@ class ServerLimits : public ::testing::Test {
     server_ = std::make_unique<LiveServer>(opt);
   }
   int port() const { return server_->port(); }
-  int64_t stored_runs() { return Store(db_).run_count(); }
+  int64_t stored_runs() { return store::Store(db_).run_count(); }
   static std::string new_run_doc(int commit, size_t runs = 1) {
     SeedSpec spec = standard_spec();
     spec.first_commit = 2000;
     std::vector<pg::Run> v;
     for (size_t i = 0; i < runs; ++i) v.push_back(make_run(spec, commit + int(i), 0, 0));
-    return runs_to_json(v, true);
+    return store::runs_to_json(v, true);
   }
   static std::string post_head(const std::string& extra) {
     return "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra +
@@ -288,7 +288,7 @@ TEST_F(ServerLimits, DeeplyNestedJsonIs400WithTheDepthAndNothingStored) {
 TEST_F(ServerLimits, AStoredDeepOrHugeConfigRendersSmallAndTheApiStaysUp) {
   int64_t deep_id = 0, wide_id = 0;
   {
-    Store s(db_);
+    store::Store s(db_);
     SeedSpec spec = standard_spec();
     spec.first_commit = 3000;
     pg::Run deep = make_run(spec, 1, 0, 0);

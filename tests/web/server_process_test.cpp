@@ -20,7 +20,7 @@ class ServeProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = dir_.file("p.db");
-    Store s(db_);
+    store::Store s(db_);
     SeedSpec spec = standard_spec();
     spec.commits = 3;
     s.import_runs(make_runs(spec));

@@ -12,7 +12,7 @@ class SettingNames : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = dir_.file("names.db");
-    Store s(db_);
+    store::Store s(db_);
     s.import_runs(make_runs(standard_spec()));
     // One more commit, with a cell (batch 8) the base never had: "no baseline".
     SeedSpec wider = standard_spec();

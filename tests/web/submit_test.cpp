@@ -22,7 +22,7 @@ class Submit : public ::testing::Test {
   void SetUp() override {
     if (!runner_can_submit()) GTEST_SKIP() << "perfgate run has no --submit in this build";
     server_db_ = dir_.file("server.db");
-    { Store s(server_db_); }
+    { store::Store s(server_db_); }
     token_file_ = dir_.file("token");
     write_token_file(token_file_, kToken + std::string("\n"));
     server_ = std::make_unique<ServeProcess>(
@@ -83,7 +83,7 @@ TEST_F(Submit, AWrongTokenFailsTheSubmitButKeepsTheLocalRun) {
   std::string out;
   const std::string local = dir_.file("local.db");
   EXPECT_NE(run_sweep(local, wrong, &out), 0) << out;
-  EXPECT_EQ(Store(local).run_count(), 1);
+  EXPECT_EQ(store::Store(local).run_count(), 1);
   httplib::Client c("127.0.0.1", port_);
   EXPECT_EQ(nlohmann::json::parse(c.Get("/api/v1/runs")->body)["runs"].size(), 0u);
 }

@@ -49,7 +49,7 @@ class Triage : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = dir_.file("triage.db");
-    Store s(db_);
+    store::Store s(db_);
     SeedSpec spec = standard_spec();  // 30% slower from commit 8; every fourth commit on a branch
     spec.envs = 2;
     s.import_runs(make_runs(spec));
@@ -107,7 +107,7 @@ TEST_F(Triage, WritesNeedTheTokenAndADismissalNeedsAReason) {
   EXPECT_EQ(post(body("acknowledge", nullptr), "wrong")->status, 401);
   EXPECT_EQ(post(body("dismiss", nullptr))->status, 400);
   EXPECT_EQ(post(body("snooze", nullptr))->status, 400);
-  EXPECT_TRUE(Store(db_).regression_events().empty()) << "a refused write stored something";
+  EXPECT_TRUE(store::Store(db_).regression_events().empty()) << "a refused write stored something";
 
   auto ack = post(body("acknowledge", nullptr));
   ASSERT_EQ(ack->status, 201) << ack->body;
@@ -134,7 +134,7 @@ TEST_F(Triage, WritesNeedTheTokenAndADismissalNeedsAReason) {
   EXPECT_EQ(get_json("/api/v1/regressions")["open"], 4);
   ASSERT_EQ(post(body("fix", nullptr))->status, 201);
   EXPECT_EQ(get_json("/api/v1/regressions")["closed"], 1);
-  EXPECT_EQ(Store(db_).regression_events().size(), 4u);  // the whole history is kept
+  EXPECT_EQ(store::Store(db_).regression_events().size(), 4u);  // the whole history is kept
 }
 
 TEST_F(Triage, BranchesAreAFilterNeverMixedIn) {
@@ -154,7 +154,7 @@ TEST_F(Triage, BranchesAreAFilterNeverMixedIn) {
 }
 
 TEST_F(Triage, RunsArePaginatedWithACursor) {
-  const int64_t total = Store(db_).run_count();
+  const int64_t total = store::Store(db_).run_count();
   std::vector<int64_t> ids;
   std::string target = "/api/v1/runs?limit=5";
   for (int page = 0; page < 100; ++page) {

@@ -15,7 +15,7 @@ namespace pg::webtest {
 namespace {
 
 int64_t count(const std::string& db, const char* sql) {
-  Store s(db);
+  store::Store s(db);
   return pg::testing::query_int(s.handle(), sql);
 }
 
@@ -30,7 +30,7 @@ std::string body(const std::string& db, const std::string& target) {
 
 // A store at `db` holding the runs of `spec`.
 void seed(const std::string& db, const SeedSpec& spec) {
-  Store s(db);
+  store::Store s(db);
   s.import_runs(make_runs(spec));
 }
 
@@ -51,7 +51,7 @@ TEST(ViewCache, KeptAtFirstStartUsedAtRestartRecomputedWhenTheSeriesGrows) {
   EXPECT_EQ(body(db, "/api/v1/series"), first);
   // A new commit: every series gains a cell, so none of the rows may be used as it is.
   {
-    Store s(db);
+    store::Store s(db);
     SeedSpec more = spec;
     more.commits = 1;
     more.first_commit = 12;
@@ -72,7 +72,7 @@ TEST(ViewCache, KeptAtFirstStartUsedAtRestartRecomputedWhenTheSeriesGrows) {
 
 // Sets every kept change point's p-value to `p` (the rows of the change points, not the views).
 void mark_kept_change_points(const std::string& db, double p) {
-  Store s(db);
+  store::Store s(db);
   sqlite3* h = s.handle();
   std::vector<std::pair<std::string, std::string>> rows;  // rowid as text, new body
   sqlite3_stmt* q = nullptr;
@@ -127,7 +127,7 @@ TEST(ViewCache, ChangePointsAreReusedUnderOtherGateSettingsWhileTheMediansAreThe
   for (double p : reused) EXPECT_EQ(p, 0.123);
   // New data moves the medians: the kept rows no longer apply.
   {
-    Store s(db);
+    store::Store s(db);
     SeedSpec more = spec;
     more.commits = 1;
     more.first_commit = 16;

@@ -60,7 +60,7 @@ SeedSpec two_model_spec() {
 // the first start.
 std::string seeded(const TempDir& dir, const std::string& name) {
   const std::string db = dir.file(name);
-  Store s(db);
+  store::Store s(db);
   s.import_runs(make_runs(two_model_spec()));
   return db;
 }
@@ -174,7 +174,7 @@ TEST(Warm, AfterNewDataASeriesIsComputingNotShownWithItsOldStatus) {
   spec.step_models = {"tiny"};
   spec.step_at = -1;  // nothing regressed yet
   {
-    Store s(db);
+    store::Store s(db);
     s.import_runs(make_runs(spec));
   }
   HeldServer h(db, {});
@@ -188,7 +188,7 @@ TEST(Warm, AfterNewDataASeriesIsComputingNotShownWithItsOldStatus) {
   for (const auto& [id, st] : before) all.insert(id);
   h.gate.hold(all);
   {
-    Store st(db);
+    store::Store st(db);
     SeedSpec more = spec;
     more.models = {"tiny"};
     more.commits = 4;

@@ -35,7 +35,7 @@ void WebFixture::SetUpTestSuite() {
   nogit.git.time.reset();
   nogit.git.repo_path = "/tmp/not-a-repo";
   {
-    Store s(db_);
+    store::Store s(db_);
     s.import_runs(runs_);
     s.import_runs({a, b, nogit});
   }

@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
           samples += pg::webtest::sample_count(runs.back());
         }
         std::ofstream(json_dir + "/doc_" + std::to_string(d) + ".json")
-            << pg::runs_to_json(runs, true);
+            << pg::store::runs_to_json(runs, true);
       }
       std::printf("documents %d runs_per_doc %d samples %zu\n", docs, runs_per_doc, samples);
       return 0;
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     const auto runs = pg::webtest::make_runs(spec);
     size_t samples = 0;
     for (const auto& r : runs) samples += pg::webtest::sample_count(r);
-    pg::Store store(db);
+    pg::store::Store store(db);
     const auto t0 = std::chrono::steady_clock::now();
     store.import_runs(runs);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -12,9 +12,9 @@
 namespace pg::web {
 namespace {
 
-std::string acceptance_item(const Store::Acceptance& a) {
+std::string acceptance_item(const store::Store::Acceptance& a) {
   std::string cells;
-  for (const Store::AcceptedCell& c : a.cells)
+  for (const store::Store::AcceptedCell& c : a.cells)
     cells += fmt::format("{}{} · {} {} {:+.1f}%", cells.empty() ? "" : "; ", c.key.model,
                          cell_label(c.key, false), c.metric, 100.0 * (c.ratio - 1.0));
   std::string h = "<li data-acceptance=\"" + std::to_string(a.id) + "\"" +
@@ -35,7 +35,8 @@ std::string acceptance_item(const Store::Acceptance& a) {
 
 }  // namespace
 
-std::string accept_box(const Store::GateRecord& g, const std::vector<Store::Acceptance>& of_ref) {
+std::string accept_box(const store::Store::GateRecord& g,
+                       const std::vector<store::Store::Acceptance>& of_ref) {
   if (g.ref.empty()) return "";
   std::string h = "<div class=\"card\" id=\"acceptances\"><h2>Accepted slowdowns of " +
                   html_escape(g.ref) + "</h2>";
@@ -43,13 +44,13 @@ std::string accept_box(const Store::GateRecord& g, const std::vector<Store::Acce
     h += "<p class=\"muted\">None yet.</p>";
   } else {
     h += "<ul id=\"acceptance-list\">";
-    for (const Store::Acceptance& a : of_ref) h += acceptance_item(a);
+    for (const store::Store::Acceptance& a : of_ref) h += acceptance_item(a);
     h += "</ul>";
   }
   // Once this gate's regressions are accepted (and not revoked), there is nothing left to accept.
-  const bool accepted = std::any_of(of_ref.begin(), of_ref.end(), [&](const Store::Acceptance& a) {
-    return a.gate_id == g.id && !a.revoked_by;
-  });
+  const bool accepted = std::any_of(
+      of_ref.begin(), of_ref.end(),
+      [&](const store::Store::Acceptance& a) { return a.gate_id == g.id && !a.revoked_by; });
   if (g.verdict == "regression" && !accepted)
     h += "<form id=\"accept-form\" class=\"filters\" data-gate=\"" + std::to_string(g.id) +
          "\"><label>reason<input name=\"reason\" required maxlength=\"2000\" placeholder=\"why "

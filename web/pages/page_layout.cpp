@@ -57,7 +57,8 @@ std::string commit_html(const std::string& sha, const std::string& repo_url, siz
   return h;
 }
 
-std::string compare_href(const std::string& base, const std::string& head, const SeriesInfo& s) {
+std::string compare_href(const std::string& base, const std::string& head,
+                         const store::SeriesInfo& s) {
   std::string href = "/compare?base=" + url_encode(base) + "&head=" + url_encode(head);
   auto it = s.env.find("device");
   if (it != s.env.end() && !it->second.empty()) href += "&device=" + url_encode(it->second);

@@ -68,14 +68,14 @@ std::string overview_computing_card(const OverviewModel& m) {
 
 }  // namespace
 
-std::string computing_card(const std::vector<SeriesInfo>& series, const std::string& why) {
+std::string computing_card(const std::vector<store::SeriesInfo>& series, const std::string& why) {
   std::string h =
       "<meta http-equiv=\"refresh\" content=\"2\"><section class=\"card\" id=\"computing\" "
       "role=\"status\"><h2>Computing " +
       std::to_string(series.size()) + " series</h2><p class=\"muted\">" + why +
       " This page reloads every 2 s until every series is ready; a series' own page computes it "
       "at once.</p><ul class=\"computing\">";
-  for (const SeriesInfo& s : series)
+  for (const store::SeriesInfo& s : series)
     h += "<li><a href=\"/series/" + std::to_string(s.id) + "\">" + html_escape(series_name(s)) +
          "</a> <span class=\"badge computing\">computing</span></li>";
   return h + "</ul></section>";

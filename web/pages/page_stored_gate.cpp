@@ -29,9 +29,9 @@ std::string text_of(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
-std::string render_stored_gate_page(const Store::GateRecord& g, const std::string& reason,
+std::string render_stored_gate_page(const store::Store::GateRecord& g, const std::string& reason,
                                     const std::string& repo_url,
-                                    const std::vector<Store::Acceptance>& of_ref) {
+                                    const std::vector<store::Store::Acceptance>& of_ref) {
   const auto result = nlohmann::json::parse(g.result, nullptr, false);
   const auto settings = nlohmann::json::parse(g.settings, nullptr, false);
   std::string h = "<h1>Compare <span class=\"mono\">" + html_escape(g.base.substr(0, 10)) +

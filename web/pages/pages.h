@@ -20,9 +20,9 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
 // The compare page of a pair this server holds no runs for but a stored gate of
 // (web/pages/page_stored_gate.cpp): the gate's verdict, settings and cells as stored; `reason` says
 // why the pair cannot be judged here.
-std::string render_stored_gate_page(const Store::GateRecord& g, const std::string& reason,
+std::string render_stored_gate_page(const store::Store::GateRecord& g, const std::string& reason,
                                     const std::string& repo_url,
-                                    const std::vector<Store::Acceptance>& of_ref);
+                                    const std::vector<store::Store::Acceptance>& of_ref);
 // The compare page's "Why cells changed" card: one collapsed section per explained cell
 // (web/pages/page_compare_explain.cpp); empty when no cell has one worth showing.
 std::string render_compare_explanations(const CompareView& v);
@@ -48,14 +48,16 @@ std::string render_regressed_cells(const CompareView& v, bool with_auth_form);
 // A stored gate's accepted slowdowns (web/pages/page_accept.cpp): those of its ref, each with a
 // revoke button while in force, and for a gate of a ref that regressed the form that accepts its
 // regressions (POST /api/v1/acceptances). Empty for a gate without a ref.
-std::string accept_box(const Store::GateRecord& g, const std::vector<Store::Acceptance>& of_ref);
+std::string accept_box(const store::Store::GateRecord& g,
+                       const std::vector<store::Store::Acceptance>& of_ref);
 
 // A short SHA in monospace; with a repository URL (serve --repo-url) also a link to the commit
 // page there. Empty SHA: "(no commit)".
 std::string commit_html(const std::string& sha, const std::string& repo_url, size_t len = 10);
 // The compare page of head against base, on the series' device (so a commit measured on several
 // machines compares like with like).
-std::string compare_href(const std::string& base, const std::string& head, const SeriesInfo& s);
+std::string compare_href(const std::string& base, const std::string& head,
+                         const store::SeriesInfo& s);
 
 // A gate setting for people: 0.05 -> "5%" (percent) or "0.05".
 std::string pct_setting(double v, bool percent = true);
@@ -70,7 +72,7 @@ std::vector<std::string> gate_settings_differences(const nlohmann::json& stored,
 
 // While views are still computed: a card "Computing N series" with `why` (HTML) and a link to
 // each series' own page (which computes it at once), in a page that reloads itself every 2 s.
-std::string computing_card(const std::vector<SeriesInfo>& series, const std::string& why);
+std::string computing_card(const std::vector<store::SeriesInfo>& series, const std::string& why);
 
 // Inline SVG sparkline of the last points' medians, dot coloured by status.
 std::string sparkline_svg(const SeriesView& v, size_t max_points = 40);

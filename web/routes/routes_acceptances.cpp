@@ -42,7 +42,7 @@ void register_acceptance_routes(httplib::Server& http, App& app) {
               if (body.contains("gate_id") == body.contains("revoke"))
                 throw HttpError(400, "request body: give 'gate_id' (to accept) or 'revoke'");
               // UsageError (no such gate or acceptance, no ref, nothing regressed) answers 400.
-              const Store::Acceptance a =
+              const store::Store::Acceptance a =
                   body.contains("revoke")
                       ? app.store().revoke_acceptance(required_id(body, "revoke"), reason, who.name,
                                                       who.via)

@@ -52,7 +52,7 @@ void register_api_routes(httplib::Server& http, App& app) {
                        {{"status", "ok"},
                         {"version", kVersion},
                         {"runs", app.store().run_count()},
-                        {"schema_version", Store::schema_version()}});
+                        {"schema_version", store::Store::schema_version()}});
            }));
 
   http.Get("/api/v1/series", guarded([&app](const Req& req, Res& res) {

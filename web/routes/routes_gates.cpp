@@ -15,7 +15,7 @@ using Res = httplib::Response;
 
 constexpr int64_t kGatesPageMax = 500, kGatesPageDefault = 100;
 
-nlohmann::json gate_record_to_json(const Store::GateRecord& g, bool with_result) {
+nlohmann::json gate_record_to_json(const store::Store::GateRecord& g, bool with_result) {
   nlohmann::json j = {{"id", g.id},
                       {"base", g.base},
                       {"head", g.head},
@@ -58,7 +58,7 @@ void register_gate_routes(httplib::Server& http, App& app) {
       if (doc.is_discarded())
         throw HttpError(400, "request body: not JSON (expected the compare JSON of a gate)");
       // A malformed document: UsageError naming the key, answered 400.
-      Store::GateRecord r = gate_record_from_json(std::move(doc), "request body", "api");
+      store::Store::GateRecord r = gate_record_from_json(std::move(doc), "request body", "api");
       try {
         r = app.store().add_gate_result(std::move(r));
       } catch (const RuntimeFailure& e) {

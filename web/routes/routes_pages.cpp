@@ -55,10 +55,11 @@ void answer_failed_compare(App& app, const Req& req, Res& res, const CommitCatal
                            int status, const std::string& reason, uint64_t gen) {
   if (status == 404 && base && head) {
     if (auto g = app.store().latest_gate_result(*base, *head))
-      return send_page(req, res, 200,
-                       render_stored_gate_page(*g, reason, app.repo_url(gen),
-                                               g->ref.empty() ? std::vector<Store::Acceptance>{}
-                                                              : app.store().acceptances(g->ref)));
+      return send_page(
+          req, res, 200,
+          render_stored_gate_page(*g, reason, app.repo_url(gen),
+                                  g->ref.empty() ? std::vector<store::Store::Acceptance>{}
+                                                 : app.store().acceptances(g->ref)));
   }
   send_page(req, res, status,
             render_compare_form(catalog, base.value_or(""), head.value_or(""), device, reason));
@@ -95,7 +96,7 @@ void register_page_routes(httplib::Server& http, App& app) {
              const Metric m = metric_param(req);
              std::string ids;
              size_t n = 0;
-             for (const SeriesInfo& s : *app.series_list(app.generation()))
+             for (const store::SeriesInfo& s : *app.series_list(app.generation()))
                if (s.key == key && ++n <= 16)
                  ids += (ids.empty() ? "" : ",") + std::to_string(s.id);
              if (n == 0) throw HttpError(404, "no series of this cell is stored here");

@@ -107,7 +107,8 @@ void register_run_routes(httplib::Server& http, App& app) {
                  next = runs.back().id;
                }
                nlohmann::json arr = nlohmann::json::array();
-               for (const auto& r : runs) arr.push_back(run_to_json(r, /*with_samples=*/false));
+               for (const auto& r : runs)
+                 arr.push_back(store::run_to_json(r, /*with_samples=*/false));
                return std::make_shared<const CachedBody>(
                    nlohmann::json{{"runs", std::move(arr)}, {"next", next}}.dump(), kJsonType);
              });
@@ -118,7 +119,8 @@ void register_run_routes(httplib::Server& http, App& app) {
              const int64_t id = id_param(req, "run");
              auto run = app.store().load_run(id, {true, true});
              if (!run) throw HttpError(404, "no run with id " + std::to_string(id));
-             send_json(req, res, 200, run_to_json(capped(std::move(*run)), /*with_samples=*/true));
+             send_json(req, res, 200,
+                       store::run_to_json(capped(std::move(*run)), /*with_samples=*/true));
            }));
 
   http.Get("/runs", guarded([&app](const Req& req, Res& res) {
@@ -132,7 +134,7 @@ void register_run_routes(httplib::Server& http, App& app) {
 
   http.Get(R"(/runs/([^/]+))", guarded([&app](const Req& req, Res& res) {
              const int64_t id = id_param(req, "run");
-             Store& s = app.store();
+             store::Store& s = app.store();
              auto run = s.load_run(id, {true, true});
              if (!run) throw HttpError(404, "no run with id " + std::to_string(id));
              std::vector<int64_t> series;
@@ -152,9 +154,9 @@ void register_run_routes(httplib::Server& http, App& app) {
     run_guarded(req, res, [&] {
       const std::string body = read_authorized_body(app, req, res, read);
       // Malformed JSON and schema violations: UsageError with the validator's reason (400).
-      std::vector<Run> runs = runs_from_json(body, "request body");
+      std::vector<Run> runs = store::runs_from_json(body, "request body");
       if (runs.empty()) throw HttpError(400, "the document holds no runs");
-      std::vector<Store::Imported> imported;
+      std::vector<store::Store::Imported> imported;
       try {
         imported = app.store().import_runs(runs);  // all or nothing
       } catch (const RuntimeFailure& e) {

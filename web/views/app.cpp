@@ -12,18 +12,18 @@ std::atomic<uint64_t> next_app_serial{1};
 
 struct ThreadConnection {
   uint64_t app_serial = 0;
-  std::unique_ptr<Store> store;
+  std::unique_ptr<store::Store> store;
 };
 thread_local ThreadConnection tl_conn;
 // The connection a StoreLease lent this thread, and the App it belongs to.
 thread_local const App* tl_lease_app = nullptr;
-thread_local Store* tl_leased = nullptr;
+thread_local store::Store* tl_leased = nullptr;
 
 // A connection of serve's. Not through a memory map (PRAGMA mmap_size), though that saves
 // about 1 s of CPU at a first start on a 1 GB store: with a map, a disk read error kills the
 // process (SIGBUS) instead of failing one request, and serve does not crash on bad storage.
-std::unique_ptr<Store> open_connection(const std::string& path) {
-  return std::make_unique<Store>(path);
+std::unique_ptr<store::Store> open_connection(const std::string& path) {
+  return std::make_unique<store::Store>(path);
 }
 
 }  // namespace
@@ -59,7 +59,7 @@ App::StoreLease::~StoreLease() {
   app_.idle_stores_.push_back(std::move(store_));
 }
 
-Store& App::store() {
+store::Store& App::store() {
   if (tl_lease_app == this) return *tl_leased;
   if (tl_conn.app_serial != serial_ || !tl_conn.store) {
     tl_conn.store.reset();
@@ -80,9 +80,9 @@ uint64_t App::generation() {
   return generation_.load();
 }
 
-std::shared_ptr<const std::vector<SeriesInfo>> App::series_list(uint64_t gen) {
+std::shared_ptr<const std::vector<store::SeriesInfo>> App::series_list(uint64_t gen) {
   return series_list_.get("all", gen, [this] {
-    return std::make_shared<const std::vector<SeriesInfo>>(store().list_series());
+    return std::make_shared<const std::vector<store::SeriesInfo>>(store().list_series());
   });
 }
 
@@ -113,13 +113,14 @@ std::shared_ptr<const SeriesView> App::series_view(int64_t id, Metric m, uint64_
 
 std::shared_ptr<const SeriesView> App::view_for(int64_t id, Metric m, uint64_t gen,
                                                 const std::string& branch, bool compute,
-                                                std::vector<SeriesSample>* samples) {
+                                                std::vector<store::SeriesSample>* samples) {
   std::shared_ptr<ViewSlot> slot = slot_for(id, m, branch);
   std::lock_guard lk(slot->m);
   if (slot->view && slot->generation >= gen) return slot->view;
   auto known = versions(gen);
   auto it = known->find(id);
-  const Store::SeriesVersion current = it == known->end() ? Store::SeriesVersion{} : it->second;
+  const store::Store::SeriesVersion current =
+      it == known->end() ? store::Store::SeriesVersion{} : it->second;
   if (slot->view && slot->version == current) {
     slot->generation = gen;
     return slot->view;
@@ -158,9 +159,9 @@ std::shared_ptr<const SeriesView> App::view_for(int64_t id, Metric m, uint64_t g
   return slot->view;
 }
 
-std::shared_ptr<const std::map<int64_t, Store::SeriesVersion>> App::versions(uint64_t gen) {
+std::shared_ptr<const std::map<int64_t, store::Store::SeriesVersion>> App::versions(uint64_t gen) {
   return versions_.get("all", gen, [this] {
-    return std::make_shared<const std::map<int64_t, Store::SeriesVersion>>(
+    return std::make_shared<const std::map<int64_t, store::Store::SeriesVersion>>(
         store().series_versions());
   });
 }
@@ -178,7 +179,7 @@ std::vector<std::shared_ptr<const SeriesView>> App::all_views(uint64_t gen,
                                                               std::optional<std::string> branch) {
   if (!branch) branch = main_branch(gen);
   std::vector<std::shared_ptr<const SeriesView>> out;
-  for (const SeriesInfo& s : *series_list(gen))
+  for (const store::SeriesInfo& s : *series_list(gen))
     if (auto v = series_view(s.id, Metric::tpot_ms, gen, branch)) out.push_back(std::move(v));
   return out;
 }

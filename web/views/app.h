@@ -40,7 +40,7 @@ class App {
   // This thread's connection to the database: the one its StoreLease lent it, else one of its own
   // (a Store is not thread-safe, and WAL lets all of them read while one writer -- a runner, or
   // ingest -- commits).
-  Store& store();
+  store::Store& store();
   // Lends the calling thread a connection from a pool for the lease's lifetime. Connection threads
   // come and go with their clients; the database connections stay open in the pool, at most one
   // per request handled at a time.
@@ -53,7 +53,7 @@ class App {
 
    private:
     App& app_;
-    std::unique_ptr<Store> store_;
+    std::unique_ptr<store::Store> store_;
   };
   // The current data generation: moves whenever anything -- a runner in another process, or this
   // server's own ingest -- committed to the database since the last look.
@@ -62,7 +62,7 @@ class App {
   // next request anyway; this makes it certain before the response goes out).
   void note_write() { generation_.fetch_add(1); }
 
-  std::shared_ptr<const std::vector<SeriesInfo>> series_list(uint64_t gen);
+  std::shared_ptr<const std::vector<store::SeriesInfo>> series_list(uint64_t gen);
   // nullptr when there is no such series. After new data, only the series whose cells changed are
   // recomputed (Store::series_versions); the others keep their view.
   // `branch`: the commits drawn (SeriesRules::branch), the main branch when not given; the gate
@@ -88,7 +88,7 @@ class App {
   // running) it computes every view before it returns, like all_views.
   struct ViewsProgress {
     std::vector<std::shared_ptr<const SeriesView>> ready;  // series id order
-    std::vector<SeriesInfo> pending;                       // series id order
+    std::vector<store::SeriesInfo> pending;                // series id order
     bool complete() const { return pending.empty(); }
   };
   ViewsProgress default_views_by(uint64_t gen, std::chrono::steady_clock::time_point deadline);
@@ -115,21 +115,21 @@ class App {
   uint64_t serial_;  // tells this App's thread-local connections from an earlier App's
   std::atomic<uint64_t> generation_{1};
   std::mutex pool_mutex_;
-  std::vector<std::unique_ptr<Store>> idle_stores_;
+  std::vector<std::unique_ptr<store::Store>> idle_stores_;
   // One connection that only asks its data version (Store::data_version), which changes whenever
   // another connection (any thread's, any process's) commits. A single watcher gives every thread
   // the same answer.
   std::mutex watch_mutex_;
-  std::unique_ptr<Store> watcher_;
+  std::unique_ptr<store::Store> watcher_;
   int64_t last_data_version_ = -1;
-  GenerationCache<std::vector<SeriesInfo>> series_list_{4};
+  GenerationCache<std::vector<store::SeriesInfo>> series_list_{4};
   GenerationCache<std::map<std::string, int64_t>> branches_{4};
   GenerationCache<std::string> repo_url_{4};
-  GenerationCache<std::map<int64_t, Store::SeriesVersion>> versions_{4};
+  GenerationCache<std::map<int64_t, store::Store::SeriesVersion>> versions_{4};
   struct ViewSlot {
     std::mutex m;
     uint64_t generation = 0;
-    Store::SeriesVersion version;
+    store::Store::SeriesVersion version;
     std::shared_ptr<const SeriesView> view;
   };
   std::shared_ptr<ViewSlot> slot_for(int64_t id, Metric m, const std::string& branch);
@@ -137,33 +137,33 @@ class App {
   // look); `samples`: the series' samples, already read (warm reads several series at once).
   std::shared_ptr<const SeriesView> view_for(int64_t id, Metric m, uint64_t gen,
                                              const std::string& branch, bool compute,
-                                             std::vector<SeriesSample>* samples);
+                                             std::vector<store::SeriesSample>* samples);
   // The series' default view when it is ready for `gen`; nullptr (never blocks) when it is not,
   // or is being computed right now.
   std::shared_ptr<const SeriesView> ready_view(int64_t id, uint64_t gen, const std::string& branch);
-  std::shared_ptr<const std::map<int64_t, Store::SeriesVersion>> versions(uint64_t gen);
+  std::shared_ptr<const std::map<int64_t, store::Store::SeriesVersion>> versions(uint64_t gen);
   // Keeps a freshly computed default view in the store's view cache; best effort (a busy or
   // read-only database just means the next start computes it again).
   // Inside warm() the views are queued and written in one transaction at the end of the pass
   // (flush_persist): each write moves the data generation, and one move per pass is enough.
-  void persist_view(const SeriesView& v, const Store::SeriesVersion& version);
-  void persist(std::string key, Store::CachedView row);  // queued for the next flush_persist
+  void persist_view(const SeriesView& v, const store::Store::SeriesVersion& version);
+  void persist(std::string key, store::Store::CachedView row);  // queued for the next flush_persist
   void flush_persist();
   // The series' change points of these medians: kept in the view cache under a key of their own
   // that the gate settings are not part of (view_codec.h), else computed and kept.
-  std::vector<ChangePoint> kept_change_points(const SeriesInfo& info,
-                                              const Store::SeriesVersion& version,
+  std::vector<ChangePoint> kept_change_points(const store::SeriesInfo& info,
+                                              const store::Store::SeriesVersion& version,
                                               const std::string& branch,
                                               const std::vector<double>& medians,
                                               const ChangePointOptions& options);
   // The kept view when it was made from `version` of the series; else nullptr.
-  std::shared_ptr<const SeriesView> cached_view(const SeriesInfo& info,
-                                                const Store::SeriesVersion& version,
+  std::shared_ptr<const SeriesView> cached_view(const store::SeriesInfo& info,
+                                                const store::Store::SeriesVersion& version,
                                                 const SeriesRules& rules);
   std::mutex persist_mutex_;
-  std::unique_ptr<Store> persist_store_;
+  std::unique_ptr<store::Store> persist_store_;
   bool persist_failed_ = false;
-  std::vector<std::pair<std::string, Store::CachedView>> persist_queue_;  // key, row
+  std::vector<std::pair<std::string, store::Store::CachedView>> persist_queue_;  // key, row
   // The background warmer: the newest generation a page wanted, whether a loop runs, and a
   // notification each time a view is ready (default_views_by waits on it).
   std::mutex warm_mutex_;

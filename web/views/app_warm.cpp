@@ -147,7 +147,7 @@ App::ViewsProgress App::default_views_by(uint64_t gen,
   bool asked = false;
   for (;;) {
     ViewsProgress p;
-    for (const SeriesInfo& s : *list)
+    for (const store::SeriesInfo& s : *list)
       if (auto v = ready_view(s.id, gen, branch))
         p.ready.push_back(std::move(v));
       else
@@ -162,8 +162,8 @@ App::ViewsProgress App::default_views_by(uint64_t gen,
   }
 }
 
-std::shared_ptr<const SeriesView> App::cached_view(const SeriesInfo& info,
-                                                   const Store::SeriesVersion& version,
+std::shared_ptr<const SeriesView> App::cached_view(const store::SeriesInfo& info,
+                                                   const store::Store::SeriesVersion& version,
                                                    const SeriesRules& rules) {
   auto row = store().cached_view(info.id, view_cache_key(Metric::tpot_ms, rules));
   if (!row || !(row->version == version)) return nullptr;
@@ -171,8 +171,8 @@ std::shared_ptr<const SeriesView> App::cached_view(const SeriesInfo& info,
   return view ? std::make_shared<const SeriesView>(std::move(*view)) : nullptr;
 }
 
-std::vector<ChangePoint> App::kept_change_points(const SeriesInfo& info,
-                                                 const Store::SeriesVersion& version,
+std::vector<ChangePoint> App::kept_change_points(const store::SeriesInfo& info,
+                                                 const store::Store::SeriesVersion& version,
                                                  const std::string& branch,
                                                  const std::vector<double>& medians,
                                                  const ChangePointOptions& options) {
@@ -184,13 +184,13 @@ std::vector<ChangePoint> App::kept_change_points(const SeriesInfo& info,
   return found;
 }
 
-void App::persist_view(const SeriesView& v, const Store::SeriesVersion& version) {
+void App::persist_view(const SeriesView& v, const store::Store::SeriesVersion& version) {
   // Written with the series' change points (queued while it was built) in one transaction.
   persist(view_cache_key(v.metric, v.rules), {v.info.id, version, encode_view(v)});
   if (!tl_batch_persist) flush_persist();
 }
 
-void App::persist(std::string key, Store::CachedView row) {
+void App::persist(std::string key, store::Store::CachedView row) {
   std::lock_guard lk(persist_mutex_);
   if (!persist_failed_) persist_queue_.push_back({std::move(key), std::move(row)});
 }
@@ -202,7 +202,7 @@ void App::flush_persist() {
   persist_queue_.clear();
   try {
     if (!persist_store_) {
-      persist_store_ = std::make_unique<Store>(opt_.db_path);
+      persist_store_ = std::make_unique<store::Store>(opt_.db_path);
       // A runner or ingest holding the write lock wins: this write is only a convenience.
       persist_store_->set_busy_timeout(200);
     }

@@ -176,7 +176,7 @@ std::shared_ptr<const CompareView> build_compare(App& app, const CompareParams& 
       << device.value_or("");
   return app.compare_cache().get(key.str(), gen, [&] {
     auto v = std::make_shared<CompareView>();
-    Store& s = app.store();
+    store::Store& s = app.store();
     pg::app::Comparison c;
     pg::app::CompareScope scope;  // the server's own runs alone: no trusted history
     scope.device = device;

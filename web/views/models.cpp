@@ -45,7 +45,7 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
   auto progress =
       app.default_views_by(gen, std::chrono::steady_clock::now() + app.options().page_wait);
   m.complete = progress.complete();
-  std::vector<SeriesInfo> computing = std::move(progress.pending);
+  std::vector<store::SeriesInfo> computing = std::move(progress.pending);
   if (m.complete) {
     auto regressions = build_regressions(app, gen);
     m.open_regressions = regressions->open + regressions->acknowledged;
@@ -62,7 +62,7 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
       return true;
     });
     std::sort(computing.begin(), computing.end(),
-              [](const SeriesInfo& a, const SeriesInfo& b) { return a.id < b.id; });
+              [](const store::SeriesInfo& a, const store::SeriesInfo& b) { return a.id < b.id; });
   }
   auto matches = [&](const CellKey& k) {
     ++m.total_series;
@@ -75,7 +75,7 @@ OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen) {
              (f.device && *f.device != k.device) || (f.batch && *f.batch != k.batch_size) ||
              (f.prompt && *f.prompt != k.seq_len));
   };
-  for (const SeriesInfo& info : computing)
+  for (const store::SeriesInfo& info : computing)
     if (matches(info.key)) m.computing.push_back(info);
   for (const auto& v : progress.ready) {
     const CellKey& k = v->info.key;
@@ -163,8 +163,8 @@ TrendModel build_trend(App& app, const std::vector<int64_t>& ids, Metric metric,
   t.alerts = series_alerts_json(app, gen, t.views);
   if (t.views.size() == 1) {
     // Environment changes: the same cell on the same device under another fingerprint.
-    const SeriesInfo& me = t.views.front()->info;
-    for (const SeriesInfo& other : *app.series_list(gen)) {
+    const store::SeriesInfo& me = t.views.front()->info;
+    for (const store::SeriesInfo& other : *app.series_list(gen)) {
       if (other.id == me.id || !(other.key == me.key)) continue;
       if (group_device(other) != group_device(me)) continue;
       auto ov = app.series_view(other.id, Metric::tpot_ms, gen, t.branch);

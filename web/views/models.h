@@ -43,7 +43,7 @@ struct OverviewModel {
   // `computing`, not in the groups, and the counts and open_regressions cover the ready ones only
   // (open_regressions is unknown until every view is ready).
   bool complete = true;
-  std::vector<SeriesInfo> computing;  // that match the filter, series id order
+  std::vector<store::SeriesInfo> computing;  // that match the filter, series id order
 };
 OverviewModel build_overview(App& app, const OverviewFilter& f, uint64_t gen);
 // The badge: the series' status, with its regression's triage applied ("acknowledged" while
@@ -103,11 +103,11 @@ struct CompareView {
   std::vector<std::string> env_differences;  // "driver: 550.54 (base) vs 560.35 (head)"
   std::vector<std::string> common_devices;
   std::string device, repo_url;
-  std::shared_ptr<const CachedBody> json;   // compare --format json; warnings in web terms
-  std::optional<Store::GateRecord> stored;  // the newest stored gate of this base/head pair
+  std::shared_ptr<const CachedBody> json;          // compare --format json; warnings in web terms
+  std::optional<store::Store::GateRecord> stored;  // the newest stored gate of this base/head pair
   // The acceptances of the stored gate's ref (none without one): the page judges the pair as the
   // next gate of that ref would, with those in force (app/acceptance.h).
-  std::vector<Store::Acceptance> acceptances;
+  std::vector<store::Store::Acceptance> acceptances;
   std::string base_subject, head_subject;  // as stored with the runs (empty when none was)
   // Each regressed cell's trend around the two commits, and its alert there, for the page's
   // triage: the series' medians from a few commits before base to a few after head.

@@ -8,12 +8,12 @@
 
 namespace pg::web {
 
-std::string group_device(const SeriesInfo& s) {
+std::string group_device(const store::SeriesInfo& s) {
   auto it = s.env.find("device");
   return it != s.env.end() && !it->second.empty() ? it->second : s.key.device;
 }
 
-std::string series_name(const SeriesInfo& s) {
+std::string series_name(const store::SeriesInfo& s) {
   return s.key.model + " · " + cell_label(s.key, false) + " · " + group_device(s);
 }
 
@@ -28,9 +28,9 @@ std::string env_text(const Environment& env) {
   return out;
 }
 
-nlohmann::json computing_json(const std::vector<SeriesInfo>& series) {
+nlohmann::json computing_json(const std::vector<store::SeriesInfo>& series) {
   nlohmann::json out = nlohmann::json::array();
-  for (const SeriesInfo& s : series)
+  for (const store::SeriesInfo& s : series)
     out.push_back(
         {{"id", s.id}, {"key", cell_key_to_json(s.key)}, {"env", environment_to_json(s.env)}});
   return out;

@@ -13,13 +13,13 @@
 namespace pg::web {
 
 // "model · cell label · device", as lists and alerts name a series.
-std::string series_name(const SeriesInfo& s);
+std::string series_name(const store::SeriesInfo& s);
 // The device a series ran on as people name it: the environment's device name, else the key's.
-std::string group_device(const SeriesInfo& s);
+std::string group_device(const store::SeriesInfo& s);
 // The comparable environment fields that are set, "H200 · driver 550 · cuda 12.4".
 std::string env_text(const Environment& env);
 // The series still being computed, as the partial answers list them: id, key, environment.
-nlohmann::json computing_json(const std::vector<SeriesInfo>& series);
+nlohmann::json computing_json(const std::vector<store::SeriesInfo>& series);
 // Seconds since the epoch of a stored ISO 8601 time; 0 when malformed (sorts first).
 int64_t time_key(const std::string& iso);
 

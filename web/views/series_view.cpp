@@ -68,7 +68,7 @@ std::optional<SeriesStatus> parse_series_status(std::string_view name) {
 
 namespace {
 
-std::optional<LastCompare> compare_last_two(const SeriesInfo& info, const app::History& h,
+std::optional<LastCompare> compare_last_two(const store::SeriesInfo& info, const app::History& h,
                                             const SeriesRules& rules) {
   if (h.points.size() < 2) return std::nullopt;
   const app::HistoryPoint& base = h.points[h.points.size() - 2];
@@ -77,7 +77,7 @@ std::optional<LastCompare> compare_last_two(const SeriesInfo& info, const app::H
   auto runs_of = [&](const app::HistoryPoint& point) {
     std::vector<Run> runs;
     for (size_t i : point.samples) {
-      const SeriesSample* s = &h.samples[i];
+      const store::SeriesSample* s = &h.samples[i];
       Run r;
       r.id = s->run_id;
       r.status = RunStatus::complete;
@@ -107,8 +107,9 @@ std::optional<LastCompare> compare_last_two(const SeriesInfo& info, const app::H
 
 }  // namespace
 
-SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> samples,
-                             Metric metric, const SeriesRules& rules,
+SeriesView build_series_view(const store::SeriesInfo& info,
+                             std::vector<store::SeriesSample> samples, Metric metric,
+                             const SeriesRules& rules,
                              decltype(app::HistoryOptions::detect) detect) {
   SeriesView v;
   v.info = info;
@@ -116,7 +117,9 @@ SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> s
   v.rules = rules;
   const MetricInfo& mi = metric_info(metric);
   app::HistoryOptions hopt;
-  hopt.values = [&](const SeriesSample& s) { return app::point_values(s, info.key, mi.name); };
+  hopt.values = [&](const store::SeriesSample& s) {
+    return app::point_values(s, info.key, mi.name);
+  };
   hopt.branch = rules.branch;
   hopt.detect = std::move(detect);
   const app::History h = app::history(std::move(samples), hopt);

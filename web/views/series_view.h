@@ -72,7 +72,7 @@ const char* to_string(SeriesStatus s);  // "no-data", "steady", ...: the JSON's 
 std::optional<SeriesStatus> parse_series_status(std::string_view name);
 
 struct SeriesView {
-  SeriesInfo info;
+  store::SeriesInfo info;
   Metric metric = Metric::tpot_ms;
   SeriesRules rules;
   std::vector<SeriesPoint> points;
@@ -89,8 +89,9 @@ inline constexpr size_t kRecentPoints = 10;
 // The points and change points are the series' history (app/history.h), as `perfgate changes`
 // finds them; this adds the chart's spread, flags, the last compare and the status.
 // `detect`: where the change points come from (app::HistoryOptions::detect); computed when empty.
-SeriesView build_series_view(const SeriesInfo& info, std::vector<SeriesSample> samples,
-                             Metric metric, const SeriesRules& rules = {},
+SeriesView build_series_view(const store::SeriesInfo& info,
+                             std::vector<store::SeriesSample> samples, Metric metric,
+                             const SeriesRules& rules = {},
                              decltype(app::HistoryOptions::detect) detect = {});
 
 // The regression the series currently stands in, if any: the latest flagged change point when it

@@ -27,7 +27,7 @@ using AlertKey = std::tuple<int64_t, std::string, std::string>;  // series, metr
 // the history no longer shows (a later, larger step, or a slowdown that ended too soon for the
 // whole series' change points), in history order.
 std::vector<CurrentRegression> regressions_of_series(
-    const SeriesView& v, const std::map<AlertKey, Store::DetectedRegression>& kept) {
+    const SeriesView& v, const std::map<AlertKey, store::Store::DetectedRegression>& kept) {
   std::vector<CurrentRegression> regs = regression_history(v);
   const std::string metric = metric_info(v.metric).name;
   for (size_t i = 0; i < v.points.size(); ++i) {
@@ -35,7 +35,7 @@ std::vector<CurrentRegression> regressions_of_series(
     if (it == kept.end() ||
         std::any_of(regs.begin(), regs.end(), [&](const auto& r) { return r.index == i; }))
       continue;
-    const Store::DetectedRegression& d = it->second;
+    const store::Store::DetectedRegression& d = it->second;
     // One a server with a smaller min effect found: this server's rule does not call it one.
     if (std::fabs(d.relative) < v.rules.min_effect) continue;
     regs.push_back({i, d.relative, d.before, d.source, returned_after(v, i, d.before)});
@@ -47,7 +47,8 @@ std::vector<CurrentRegression> regressions_of_series(
 
 // Keeps the alerts listed for the first time, so they stay. A database serve cannot write to
 // still shows what its history shows, with a warning.
-void keep_new_alerts(Store& store, const std::vector<Store::DetectedRegression>& found) {
+void keep_new_alerts(store::Store& store,
+                     const std::vector<store::Store::DetectedRegression>& found) {
   if (found.empty()) return;
   try {
     store.record_detected_regressions(found);
@@ -59,9 +60,9 @@ void keep_new_alerts(Store& store, const std::vector<Store::DetectedRegression>&
 
 // What the store knows of alerts: the triage log and the regressions listed before.
 struct AlertRecords {
-  std::map<AlertKey, std::vector<Store::RegressionEvent>> log;
-  std::map<AlertKey, Store::DetectedRegression> kept;
-  explicit AlertRecords(Store& store) {
+  std::map<AlertKey, std::vector<store::Store::RegressionEvent>> log;
+  std::map<AlertKey, store::Store::DetectedRegression> kept;
+  explicit AlertRecords(store::Store& store) {
     for (auto& e : store.regression_events())
       log[{e.series_id, e.metric, e.commit}].push_back(std::move(e));
     for (auto& d : store.detected_regressions())
@@ -73,7 +74,7 @@ struct AlertRecords {
 // added to `found`.
 std::vector<RegressionAlert> alerts_of_view(const std::shared_ptr<const SeriesView>& v,
                                             const AlertRecords& records,
-                                            std::vector<Store::DetectedRegression>& found) {
+                                            std::vector<store::Store::DetectedRegression>& found) {
   std::vector<RegressionAlert> out;
   const auto now = current_regression(*v);
   const std::string metric = metric_info(v->metric).name;
@@ -110,7 +111,7 @@ std::shared_ptr<RegressionsModel> regressions_of(
   auto m = std::make_shared<RegressionsModel>();
   m->branch = app.main_branch(gen);
   const AlertRecords records(app.store());
-  std::vector<Store::DetectedRegression> found;
+  std::vector<store::Store::DetectedRegression> found;
   for (const auto& v : views)
     for (RegressionAlert& a : alerts_of_view(v, records, found)) {
       if (a.state == AlertState::open) ++m->open;
@@ -148,7 +149,7 @@ std::shared_ptr<const RegressionsModel> regressions_by(
 std::vector<std::vector<RegressionAlert>> series_alerts(
     App& app, const std::vector<std::shared_ptr<const SeriesView>>& views) {
   const AlertRecords records(app.store());  // read once for every view
-  std::vector<Store::DetectedRegression> found;
+  std::vector<store::Store::DetectedRegression> found;
   std::vector<std::vector<RegressionAlert>> out;
   for (const auto& v : views) out.push_back(alerts_of_view(v, records, found));
   keep_new_alerts(app.store(), found);

@@ -32,19 +32,19 @@ struct RegressionAlert {
   std::string fixed_by_commit;
   // The regression the series stands in now (current_regression): its state is the series'.
   bool current = false;
-  std::vector<Store::RegressionEvent> events;  // this alert's, oldest first
+  std::vector<store::Store::RegressionEvent> events;  // this alert's, oldest first
   bool is_open() const { return web::is_open(state); }
 };
 
 // A stored gate that found a regression: its first bad commit is the gate's head.
 struct GateAlert {
-  Store::GateRecord gate;
+  store::Store::GateRecord gate;
   nlohmann::json settings;         // what the verdict was decided under
   std::optional<WorstCell> worst;  // the size: the worst regressed cell
   size_t regressed_cells = 0, cells = 0;
-  AlertState state = AlertState::open;   // open | acknowledged | dismissed | fixed | superseded
-  std::string superseded_by;             // head of a later passing gate on the same ref
-  std::vector<Store::GateEvent> events;  // oldest first
+  AlertState state = AlertState::open;  // open | acknowledged | dismissed | fixed | superseded
+  std::string superseded_by;            // head of a later passing gate on the same ref
+  std::vector<store::Store::GateEvent> events;  // oldest first
   bool is_open() const { return web::is_open(state); }
 };
 
@@ -72,7 +72,7 @@ struct RegressionsModel {
   size_t open = 0, acknowledged = 0, closed = 0;
   std::string branch;
   // Series whose views are still being computed (regressions_by): not in `alerts` or the counts.
-  std::vector<SeriesInfo> computing;
+  std::vector<store::SeriesInfo> computing;
   bool complete() const { return computing.empty(); }
 };
 
@@ -94,7 +94,7 @@ nlohmann::json triage_events_json(const std::vector<Event>& events) {
 AlertState triage_state(const std::string& last_action);
 
 // The gate alerts of the stored gate results, counted into m's open / acknowledged / closed.
-void add_gate_alerts(Store& store, RegressionsModel& m);
+void add_gate_alerts(store::Store& store, RegressionsModel& m);
 nlohmann::json gate_alerts_json(const RegressionsModel& m);
 
 // The model's alerts grouped by first bad commit (triage_groups.cpp).

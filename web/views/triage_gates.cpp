@@ -11,9 +11,9 @@
 
 namespace pg::web {
 
-void add_gate_alerts(Store& store, RegressionsModel& m) {
+void add_gate_alerts(store::Store& store, RegressionsModel& m) {
   const auto gates = store.gate_results();  // id order: oldest first
-  std::map<int64_t, std::vector<Store::GateEvent>> log;
+  std::map<int64_t, std::vector<store::Store::GateEvent>> log;
   for (auto& e : store.gate_events()) log[e.gate_id].push_back(std::move(e));
   std::map<std::pair<std::string, std::string>, int64_t> newest_of_pair;
   for (const auto& g : gates) newest_of_pair[{g.base, g.head}] = g.id;

@@ -56,8 +56,8 @@ std::string encode_view(const SeriesView& v) {
   return w.take();
 }
 
-std::optional<SeriesView> decode_view(std::string_view bytes, const SeriesInfo& info, Metric m,
-                                      const SeriesRules& rules) {
+std::optional<SeriesView> decode_view(std::string_view bytes, const store::SeriesInfo& info,
+                                      Metric m, const SeriesRules& rules) {
   try {
     MsgpackReader r(bytes);
     if (r.array() != 6 || r.integer() != kFormat) return std::nullopt;

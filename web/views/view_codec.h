@@ -19,8 +19,8 @@ std::string view_cache_key(Metric m, const SeriesRules& rules);
 
 std::string encode_view(const SeriesView& v);
 // nullopt when the bytes are not a view of this format (then the caller recomputes).
-std::optional<SeriesView> decode_view(std::string_view bytes, const SeriesInfo& info, Metric m,
-                                      const SeriesRules& rules);
+std::optional<SeriesView> decode_view(std::string_view bytes, const store::SeriesInfo& info,
+                                      Metric m, const SeriesRules& rules);
 
 // The change points of a series' medians, kept beside its views: they depend on the medians and
 // the change-point options only, not on the gate settings, so a start with other settings
