@@ -44,7 +44,7 @@ store::Store::Acceptance accept_gate(store::Store& store, int64_t gate_id,
 
 std::vector<store::Store::Acceptance> apply_acceptances(
     const std::vector<store::Store::Acceptance>& all, const std::string& ref,
-    GateOptions& options) {
+    gate::GateOptions& options) {
   // Oldest first: a newer acceptance of a cell replaces an older one (a second slowdown accepted).
   std::map<std::pair<CellKey, std::string>, const store::Store::Acceptance*> newest;
   for (const store::Store::Acceptance& a : all) {
@@ -62,13 +62,13 @@ std::vector<store::Store::Acceptance> apply_acceptances(
 }
 
 std::vector<std::string> acceptance_notes(const std::vector<store::Store::Acceptance>& used,
-                                          const GateResult& result) {
+                                          const gate::GateResult& result) {
   std::vector<std::string> notes;
   for (const store::Store::Acceptance& a : used) {
     std::string cells;
     int n = 0;
     for (const store::Store::AcceptedCell& ac : a.cells)
-      for (const CellComparison& c : result.cells)
+      for (const gate::CellComparison& c : result.cells)
         if (c.key == ac.key && c.metric == ac.metric && c.accepted_ratio) {
           cells += fmt::format("{}{} {} {:+.1f}% ({})", n++ ? "; " : "", cell_label(c.key),
                                c.metric, 100.0 * (ac.ratio - 1.0), to_string(c.verdict));

@@ -22,12 +22,13 @@ store::Store::Acceptance accept_gate(store::Store& store, int64_t gate_id,
 // For a gate of `ref`: per cell and metric, the newest acceptance not revoked, its ratio put into
 // `options.accepted_ratio`. Returns the acceptances that gave a ratio.
 std::vector<store::Store::Acceptance> apply_acceptances(
-    const std::vector<store::Store::Acceptance>& all, const std::string& ref, GateOptions& options);
+    const std::vector<store::Store::Acceptance>& all, const std::string& ref,
+    gate::GateOptions& options);
 
 // The notes a report shows for the acceptances a gate used: who accepted which cells, when and why
 // (only those whose cells the result tested against an accepted ratio).
 std::vector<std::string> acceptance_notes(const std::vector<store::Store::Acceptance>& used,
-                                          const GateResult& result);
+                                          const gate::GateResult& result);
 
 nlohmann::json acceptance_json(const store::Store::Acceptance& a);
 nlohmann::json acceptances_json(const std::vector<store::Store::Acceptance>& all);

@@ -17,9 +17,9 @@ namespace {
 
 // The history behind min_effect 'auto': every stored run of each head cell's series (same key,
 // same comparable environment), except the head's own runs, which are what is being judged.
-std::map<CellKey, std::vector<stats::HistoryRun>> min_effect_history(
+std::map<CellKey, std::vector<gate::HistoryRun>> min_effect_history(
     store::Store& store, const std::vector<Run>& head_runs, const std::string& head_sha) {
-  std::map<CellKey, std::vector<stats::HistoryRun>> history;
+  std::map<CellKey, std::vector<gate::HistoryRun>> history;
   for (const CellResult& cell : head_runs.front().cells) {
     auto series = store.find_series(cell.key, head_runs.front().env);
     if (!series || history.contains(cell.key)) continue;
@@ -60,7 +60,7 @@ void note_dirty(const std::vector<Run>& runs, const char* side, std::vector<std:
 // test said (docs/CLI.md, "Explanations").
 void fail_on_counter_change(Comparison& c) {
   std::vector<std::string> changed;
-  for (const CellExplanation& e : c.explanations)
+  for (const gate::CellExplanation& e : c.explanations)
     if (e.counters_changed()) changed.push_back(cell_label(e.key));
   if (changed.empty()) return;
   std::string w = "exact profile counters changed in " + std::to_string(changed.size()) +
@@ -69,7 +69,7 @@ void fail_on_counter_change(Comparison& c) {
   for (const auto& label : changed) w += " " + label + ";";
   w.pop_back();
   c.result.warnings.push_back(w);
-  c.result.verdict = GateVerdict::regression;
+  c.result.verdict = gate::GateVerdict::regression;
 }
 
 // A/A of one commit measured by `perfgate ab` (both checkouts at one commit): its A/B runs are
@@ -93,8 +93,8 @@ void judge_exports(Comparison& c, bool allow_unreplayed_tuning) {
   ExportCheck check = check_exports(c.result.base_env, c.result.head_env, allow_unreplayed_tuning);
   for (std::string& w : check.warnings) c.result.warnings.push_back(std::move(w));
   if (!check.refuse) return;
-  c.result.verdict = GateVerdict::inconclusive;
-  c.result.next = NextStep::stop;
+  c.result.verdict = gate::GateVerdict::inconclusive;
+  c.result.next = gate::NextStep::stop;
   c.result.next_reason = "export";
 }
 
@@ -123,16 +123,16 @@ Comparison compare(store::Store& store, const std::string& base_sha, const std::
   note_dirty(c.base_runs, "base", c.notes);
   note_dirty(c.head_runs, "head", c.notes);
 
-  GateOptions opt = settings.gate;
+  gate::GateOptions opt = settings.gate;
   if (settings.min_effect_auto) {
-    const stats::AutoMinEffect a = stats::auto_min_effect(
+    const gate::AutoMinEffect a = gate::auto_min_effect(
         min_effect_history(scope.history ? *scope.history : store, c.head_runs, head_sha),
-        settings.min_effect_floor, GateOptions{}.min_effect);
+        settings.min_effect_floor, gate::GateOptions{}.min_effect);
     // 'auto' learns decode latency's spread: every other metric keeps its own value, or the
     // fixed default (docs/STATISTICS.md "More than one metric").
     for (const std::string& metric : opt.metrics)
       if (metric != "tpot_ms" && !opt.metric_min_effect.contains(metric))
-        opt.metric_min_effect[metric] = GateOptions{}.min_effect;
+        opt.metric_min_effect[metric] = gate::GateOptions{}.min_effect;
     opt.min_effect = a.value;
     opt.min_effect_source = a.reason;
   }
@@ -143,13 +143,13 @@ Comparison compare(store::Store& store, const std::string& base_sha, const std::
   }
   std::vector<store::Store::Acceptance> accepted;
   if (scope.acceptances) accepted = apply_acceptances(*scope.acceptances, scope.ref, opt);
-  c.result = evaluate_gate(base_sha, c.base_runs, head_sha, c.head_runs, opt, history);
+  c.result = gate::evaluate_gate(base_sha, c.base_runs, head_sha, c.head_runs, opt, history);
   for (std::string& note : acceptance_notes(accepted, c.result)) c.notes.push_back(std::move(note));
   c.explanations = explain(c.result, c.base_runs, c.head_runs);
   if (settings.fail_on_counter_change) fail_on_counter_change(c);
   judge_exports(c, settings.allow_unreplayed_tuning);
   for (std::string& w : c.result.warnings) w = SettingError::spell_settings(w, spell);
-  for (CellComparison& cell : c.result.cells)
+  for (gate::CellComparison& cell : c.result.cells)
     cell.note = SettingError::spell_settings(cell.note, spell);
   return c;
 }

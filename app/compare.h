@@ -29,12 +29,12 @@ struct CompareScope {
 };
 
 struct Comparison {
-  GateResult result;
+  gate::GateResult result;
   // What the reader should know beside the verdict: the device filter, runs measured on a dirty
   // work tree. A front end adds its own (the revisions it resolved, the user's notes) before these.
   std::vector<std::string> notes;
-  std::vector<Run> base_runs, head_runs;      // the runs judged
-  std::vector<CellExplanation> explanations;  // per compared cell, from the profiles
+  std::vector<Run> base_runs, head_runs;            // the runs judged
+  std::vector<gate::CellExplanation> explanations;  // per compared cell, from the profiles
 };
 
 // The head has no stored run in the scope: nothing can be judged. Each front end says so in its

@@ -74,13 +74,14 @@ PhaseMeans phase_means(const std::vector<const CellProfile*>& profiles, bool dec
 bool differs(double a, double b) { return std::fabs(a - b) > 1e-9 * std::max(1.0, std::fabs(a)); }
 
 // Every name of `kind` on either side, with both sides' means.
-std::vector<OpDelta> deltas(const PhaseMeans& base, const PhaseMeans& head, ProfileOpKind kind) {
-  std::map<std::string, OpDelta> by_name;
+std::vector<gate::OpDelta> deltas(const PhaseMeans& base, const PhaseMeans& head,
+                                  ProfileOpKind kind) {
+  std::map<std::string, gate::OpDelta> by_name;
   auto add = [&](const PhaseMeans& side, bool is_head) {
     auto it = side.rows.find(kind);
     if (it == side.rows.end()) return;
     for (const auto& [name, v] : it->second) {
-      OpDelta& d = by_name[name];
+      gate::OpDelta& d = by_name[name];
       d.name = name;
       (is_head ? d.head_count : d.base_count) = v.first;
       (is_head ? d.head_ms : d.base_ms) = v.second;
@@ -88,17 +89,18 @@ std::vector<OpDelta> deltas(const PhaseMeans& base, const PhaseMeans& head, Prof
   };
   add(base, false);
   add(head, true);
-  std::vector<OpDelta> out;
+  std::vector<gate::OpDelta> out;
   for (auto& [name, d] : by_name) out.push_back(std::move(d));
   return out;
 }
 
-PhaseExplanation explain_phase(const PhaseMeans& base, const PhaseMeans& head, ProfileOpKind kind,
-                               const char* phase, std::optional<double> tpot_change_ms) {
-  PhaseExplanation e;
+gate::PhaseExplanation explain_phase(const PhaseMeans& base, const PhaseMeans& head,
+                                     ProfileOpKind kind, const char* phase,
+                                     std::optional<double> tpot_change_ms) {
+  gate::PhaseExplanation e;
   e.phase = phase;
-  std::vector<OpDelta> rows = deltas(base, head, kind);
-  for (OpDelta& d : rows) {
+  std::vector<gate::OpDelta> rows = deltas(base, head, kind);
+  for (gate::OpDelta& d : rows) {
     e.base_ms += d.base_ms;
     e.head_ms += d.head_ms;
     if (tpot_change_ms && *tpot_change_ms > 0) d.share = d.delta_ms() / *tpot_change_ms;
@@ -106,15 +108,17 @@ PhaseExplanation explain_phase(const PhaseMeans& base, const PhaseMeans& head, P
     if (d.base_count > 0 && d.head_count == 0) e.disappeared.push_back(d);
     if (d.delta_ms() > 0) e.grew.push_back(d);
   }
-  auto by_time = [](const OpDelta& a, const OpDelta& b) { return a.delta_ms() > b.delta_ms(); };
+  auto by_time = [](const gate::OpDelta& a, const gate::OpDelta& b) {
+    return a.delta_ms() > b.delta_ms();
+  };
   std::sort(e.grew.begin(), e.grew.end(), by_time);
   if (e.grew.size() > kExplainTopRows) e.grew.resize(kExplainTopRows);
   e.other_rows = static_cast<int>(rows.size() - e.grew.size());
   e.other_delta_ms = e.rows_delta_ms();
-  for (const OpDelta& d : e.grew) e.other_delta_ms -= d.delta_ms();
+  for (const gate::OpDelta& d : e.grew) e.other_delta_ms -= d.delta_ms();
   if (base.steps > 0 && head.steps > 0 && base.timeline && head.timeline)
-    e.timeline = StepTimeline{base.span_ms, head.span_ms, base.busy_ms, head.busy_ms};
-  auto by_count = [](const OpDelta& a, const OpDelta& b) {
+    e.timeline = gate::StepTimeline{base.span_ms, head.span_ms, base.busy_ms, head.busy_ms};
+  auto by_count = [](const gate::OpDelta& a, const gate::OpDelta& b) {
     return std::max(a.head_count, a.base_count) > std::max(b.head_count, b.base_count);
   };
   std::sort(e.appeared.begin(), e.appeared.end(), by_count);
@@ -124,15 +128,16 @@ PhaseExplanation explain_phase(const PhaseMeans& base, const PhaseMeans& head, P
     auto b = base.counters.find(counter), h = head.counters.find(counter);
     if (b == base.counters.end() || h == head.counters.end() || !differs(b->second, h->second))
       continue;
-    CounterChange c{counter, b->second, h->second, {}};
+    gate::CounterChange c{counter, b->second, h->second, {}};
     const std::string name = counter;
     if (name == "ops" || name == "kernels") {
-      for (const OpDelta& d :
+      for (const gate::OpDelta& d :
            deltas(base, head, name == "ops" ? ProfileOpKind::op : ProfileOpKind::kernel))
         if (differs(d.base_count, d.head_count)) c.by_name.push_back(d);
-      std::sort(c.by_name.begin(), c.by_name.end(), [](const OpDelta& x, const OpDelta& y) {
-        return std::fabs(x.head_count - x.base_count) > std::fabs(y.head_count - y.base_count);
-      });
+      std::sort(
+          c.by_name.begin(), c.by_name.end(), [](const gate::OpDelta& x, const gate::OpDelta& y) {
+            return std::fabs(x.head_count - x.base_count) > std::fabs(y.head_count - y.base_count);
+          });
     }
     e.counters.push_back(std::move(c));
   }
@@ -140,9 +145,10 @@ PhaseExplanation explain_phase(const PhaseMeans& base, const PhaseMeans& head, P
 }
 
 // The decode step's time between kernels in the timed runs (gate/explanation.h, TimedGaps).
-TimedGaps timed_gaps(const PhaseMeans& base, const PhaseMeans& head, const PhaseExplanation& e,
-                     ProfileOpKind kind, double base_tpot_ms, double head_tpot_ms) {
-  TimedGaps g;
+gate::TimedGaps timed_gaps(const PhaseMeans& base, const PhaseMeans& head,
+                           const gate::PhaseExplanation& e, ProfileOpKind kind, double base_tpot_ms,
+                           double head_tpot_ms) {
+  gate::TimedGaps g;
   g.base_tpot_ms = base_tpot_ms;
   g.head_tpot_ms = head_tpot_ms;
   g.base_kernel_ms = e.timeline ? e.timeline->base_busy_ms : e.base_ms;
@@ -175,16 +181,17 @@ bool has_kernels(const std::vector<const CellProfile*>& profiles) {
 
 }  // namespace
 
-std::vector<CellExplanation> explain(const GateResult& result, const std::vector<Run>& base_runs,
-                                     const std::vector<Run>& head_runs) {
-  std::vector<CellExplanation> out;
-  for (const CellComparison& c : result.cells) {
+std::vector<gate::CellExplanation> explain(const gate::GateResult& result,
+                                           const std::vector<Run>& base_runs,
+                                           const std::vector<Run>& head_runs) {
+  std::vector<gate::CellExplanation> out;
+  for (const gate::CellComparison& c : result.cells) {
     // One explanation per cell key, of its timing: decode latency's cells (a gate's other metrics
     // add cells of the same keys, docs/STATISTICS.md "More than one metric").
-    if (c.verdict == CellVerdict::no_baseline || c.metric != "tpot_ms") continue;
-    CellExplanation e;
+    if (c.verdict == gate::CellVerdict::no_baseline || c.metric != "tpot_ms") continue;
+    gate::CellExplanation e;
     e.key = c.key;
-    e.regressed = c.verdict == CellVerdict::regression;
+    e.regressed = c.verdict == gate::CellVerdict::regression;
     const auto base = profiles_of(base_runs, c.key), head = profiles_of(head_runs, c.key);
     e.base_profiles = static_cast<int>(base.size());
     e.head_profiles = static_cast<int>(head.size());

@@ -11,8 +11,9 @@
 namespace pg::app {
 
 // One explanation per compared cell of `result` with a baseline, in its order.
-std::vector<CellExplanation> explain(const GateResult& result, const std::vector<Run>& base_runs,
-                                     const std::vector<Run>& head_runs);
+std::vector<gate::CellExplanation> explain(const gate::GateResult& result,
+                                           const std::vector<Run>& base_runs,
+                                           const std::vector<Run>& head_runs);
 
 // How many rows the reports list per phase (time growth, names of a counter change).
 inline constexpr size_t kExplainTopRows = 5;

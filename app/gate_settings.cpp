@@ -29,7 +29,7 @@ void validate(const GateSettings& s) {
   if (!(s.min_effect_floor >= 0.0 && s.min_effect_floor < 1.0))
     throw SettingError("min_effect_floor",
                        fmt::format("must be in [0, 1), got {}", s.min_effect_floor));
-  validate_gate_options(s.gate);
+  gate::validate_gate_options(s.gate);
 }
 
 namespace {

@@ -16,7 +16,7 @@ struct GateSettings {
   // alpha, min_effect, correction, power, require_power, look, max_looks, seed,
   // allow_missing_baseline: the statistics' own options, whose defaults are the rule's
   // (gate/gate.h). The fields below are what a user may say beyond them.
-  GateOptions gate;
+  gate::GateOptions gate;
   bool min_effect_auto = false;     // min_effect from the store's history of the head's cells
   double min_effect_floor = 0.005;  // the least min_effect 'auto' may choose
   // A cell whose exact profile counters changed (app/explain.h) fails the gate by itself.

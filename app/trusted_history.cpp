@@ -23,7 +23,7 @@ std::set<int64_t> usable_runs(store::Store& history, const Run& head,
     if (std::find(exclude.begin(), exclude.end(), *r.git.commit) != exclude.end()) continue;
     Run env_only;
     env_only.env = r.env;
-    if (stats::environment_difference({env_only}, head_side).empty()) ids.insert(r.id);
+    if (gate::environment_difference({env_only}, head_side).empty()) ids.insert(r.id);
   }
   return ids;
 }
@@ -39,8 +39,8 @@ stats::TrustedHistory trusted_history(store::Store& history, const std::vector<R
   if (usable.empty()) return out;
   std::map<CellKey, std::vector<store::SeriesSample>> samples;  // per cell key, read once
   for (const std::string& metric : metrics) {
-    if (is_exact_gate_metric(metric)) continue;
-    for (const auto& [key, pool] : stats::pool_cells(head_runs, metric)) {
+    if (gate::is_exact_gate_metric(metric)) continue;
+    for (const auto& [key, pool] : gate::pool_cells(head_runs, metric)) {
       if (pool.by_run.empty()) continue;
       if (!samples.contains(key)) {
         auto series = history.find_series(key, head_runs.front().env);

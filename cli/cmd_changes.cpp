@@ -98,8 +98,8 @@ int run_changes(const ChangesFlags& f) {
                                env.contains("device")
                                    ? inert_text(env["device"].get<std::string>(), kInertNameChars)
                                    : "",
-                               report_text::plural(int(h.points.size()), "commit"),
-                               report_text::plural(int(cps.size()), "change point"));
+                               gate::report_text::plural(int(h.points.size()), "commit"),
+                               gate::report_text::plural(int(cps.size()), "change point"));
       if (h.points.size() < 2 * f.min_segment) {
         std::cout << fmt::format("  (fewer than {} commits: too short to find a change)\n",
                                  2 * f.min_segment);
@@ -107,10 +107,10 @@ int run_changes(const ChangesFlags& f) {
       for (const auto& cp : cps) {
         const app::HistoryPoint& at = h.points.at(cp.index);
         std::cout << fmt::format(
-            "  {}  {} -> {} {}  {}  p={}  {}\n", report_text::short_sha(at.commit),
-            report_text::fmt_ms(cp.before), report_text::fmt_ms(cp.after), f.metric,
+            "  {}  {} -> {} {}  {}  p={}  {}\n", gate::report_text::short_sha(at.commit),
+            gate::report_text::fmt_ms(cp.before), gate::report_text::fmt_ms(cp.after), f.metric,
             relative(cp) ? fmt::format("{:+.1f}%", 100.0 * *relative(cp)) : "-",
-            report_text::fmt_p(cp.p_value), inert_text(at.subject, kInertNameChars));
+            gate::report_text::fmt_p(cp.p_value), inert_text(at.subject, kInertNameChars));
       }
     }
   }

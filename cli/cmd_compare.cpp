@@ -60,7 +60,7 @@ void validate(CompareFlags& f) {
         "--ref names the ref of a gate kept by --record or --submit, or whose --acceptances apply");
   if (!f.acceptances.empty() && f.ref.empty())
     throw UsageError("--acceptances needs --ref REF: acceptances are for the gates of one ref");
-  if (!f.dashboard_url.empty()) report_links::check_dashboard_url(f.dashboard_url);
+  if (!f.dashboard_url.empty()) gate::report_links::check_dashboard_url(f.dashboard_url);
   if (f.submitted_by.empty()) f.submitted_by = default_user_name();
   check_gate_label(f.ref, "--ref", kMaxGateRef);
   check_gate_label(f.submitted_by, "--submitted-by", kMaxGateSubmitter);
@@ -107,7 +107,8 @@ std::vector<store::Store::Acceptance> load_acceptances(const CompareFlags& f,
   }
 }
 
-std::string render(const GateReporter& reporter, const GateResult& r, const ReportInfo& info) {
+std::string render(const gate::GateReporter& reporter, const gate::GateResult& r,
+                   const gate::ReportInfo& info) {
   std::ostringstream s;
   reporter.report(r, info, s);
   return s.str();
@@ -149,36 +150,37 @@ int run_compare(CompareFlags f) {
                     "first with `perfgate run --repo ... --db {}`)",
                     f.head, head.sha, f.db, f.db));
   }
-  ReportInfo info{f.base, f.head, base.source, head.source, f.notes, c.explanations};
+  gate::ReportInfo info{f.base, f.head, base.source, head.source, f.notes, c.explanations};
   info.dashboard_url = f.dashboard_url;
   if (base.source == "merge-base") {
     info.notes.push_back(fmt::format("base = merge-base of head {} and {}: {}",
-                                     report_text::short_sha(head.sha), f.main_branch, base.sha));
+                                     gate::report_text::short_sha(head.sha), f.main_branch,
+                                     base.sha));
   }
   info.notes.insert(info.notes.end(), source_notes.begin(), source_notes.end());
   info.notes.insert(info.notes.end(), c.notes.begin(), c.notes.end());
-  const GateResult& result = c.result;
+  const gate::GateResult& result = c.result;
 
   const bool to_stdout = f.output.empty() || f.output == "-";
-  auto reporter = make_reporter(f.format, to_stdout && stdout_wants_color());
+  auto reporter = gate::make_reporter(f.format, to_stdout && gate::stdout_wants_color());
   std::string report = render(*reporter, result, info);
   if (to_stdout) {
     std::cout << report;
   } else {
     store::write_file_atomically(f.output, report, "--output");
   }
-  const std::string gate_json = render(GateJsonReporter{}, result, info);
+  const std::string gate_json = render(gate::GateJsonReporter{}, result, info);
   if (!f.json_output.empty()) store::write_file_atomically(f.json_output, gate_json, "--json");
   if (f.github) {
     // Workflow commands go to stdout, unless stdout carries JSON that a tool must parse: the
     // Actions runner reads commands from both streams.
     std::ostream& cmd_out = (to_stdout && f.format == "json") ? std::cerr : std::cout;
-    GateGithubReporter{}.report(result, info, cmd_out);
+    gate::GateGithubReporter{}.report(result, info, cmd_out);
   }
   std::cout.flush();
   store.reset();  // --record opens the file for writing
   keep_result(f, gate_json);
-  return gate_exit_code(result);
+  return gate::gate_exit_code(result);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include "core/cell_label.h"
 #include "gate/gate_cell.h"
 
-namespace pg::stats {
+namespace pg::gate {
 
 AutoMinEffect auto_min_effect(const std::map<CellKey, std::vector<HistoryRun>>& history,
                               double floor, double fallback) {
@@ -49,18 +49,20 @@ AutoMinEffect auto_min_effect(const std::map<CellKey, std::vector<HistoryRun>>& 
     out.reason =
         "auto: no commit in the store's history has 2 or more runs of these cells, so "
         "the run-to-run spread is unknown; using the fixed " +
-        fmt_g(100.0 * fallback) + "%";
+        stats::fmt_g(100.0 * fallback) + "%";
     return out;
   }
   const double spread = std::expm1(kAutoMinEffectSpreads * out.run_sd);
   out.value = std::clamp(spread, floor, std::max(floor, kAutoMinEffectCap));
   out.reason =
-      "auto: " + fmt_g(kAutoMinEffectSpreads) + " x the run-to-run sd " +
-      fmt_g(100.0 * out.run_sd) + "% measured in the history of " + worst_cell +
+      "auto: " + stats::fmt_g(kAutoMinEffectSpreads) + " x the run-to-run sd " +
+      stats::fmt_g(100.0 * out.run_sd) + "% measured in the history of " + worst_cell +
       " (the noisiest of " + std::to_string(cells_used) + " cells, " + std::to_string(out.df) +
-      " degrees of freedom) = " + fmt_g(100.0 * spread) + "%, floor " + fmt_g(100.0 * floor) + "%" +
-      (spread > kAutoMinEffectCap ? ", capped at " + fmt_g(100.0 * kAutoMinEffectCap) + "%" : "");
+      " degrees of freedom) = " + stats::fmt_g(100.0 * spread) + "%, floor " +
+      stats::fmt_g(100.0 * floor) + "%" +
+      (spread > kAutoMinEffectCap ? ", capped at " + stats::fmt_g(100.0 * kAutoMinEffectCap) + "%"
+                                  : "");
   return out;
 }
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -7,7 +7,7 @@
 
 #include "core/run.h"
 
-namespace pg::stats {
+namespace pg::gate {
 
 struct HistoryRun {
   std::string commit;
@@ -31,4 +31,4 @@ inline constexpr double kAutoMinEffectCap = 0.5;
 AutoMinEffect auto_min_effect(const std::map<CellKey, std::vector<HistoryRun>>& history,
                               double floor, double fallback);
 
-}  // namespace pg::stats
+}  // namespace pg::gate

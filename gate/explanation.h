@@ -8,7 +8,7 @@
 #include "core/cell_key.h"
 #include "core/profile.h"
 
-namespace pg {
+namespace pg::gate {
 
 // One op or kernel name, per step of one phase, averaged over each side's profiles.
 struct OpDelta {
@@ -91,4 +91,4 @@ struct CellExplanation {
   bool counters_changed() const { return !decode.counters.empty() || !prefill.counters.empty(); }
 };
 
-}  // namespace pg
+}  // namespace pg::gate

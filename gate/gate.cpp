@@ -13,7 +13,7 @@
 #include "gate/gate_steps.h"
 #include "stats/descriptive.h"
 
-namespace pg {
+namespace pg::gate {
 
 std::string to_string(CellVerdict v) {
   switch (v) {
@@ -160,7 +160,7 @@ void add_cost(const std::vector<Run>& runs, GateResult& r) {
 // Notes of what a pool left out: repetitions without a usable value, runs where the cell failed
 // beside runs where it did not. Nothing is dropped silently. `count` false: the note only (the
 // same runs were already counted for the gate's first metric).
-void note_left_out(CellComparison& c, const stats::CellPool& pool, const char* side, bool count,
+void note_left_out(CellComparison& c, const gate::CellPool& pool, const char* side, bool count,
                    std::vector<std::string>& left_out) {
   std::vector<std::string> parts;
   if (pool.unusable > 0)
@@ -170,7 +170,7 @@ void note_left_out(CellComparison& c, const stats::CellPool& pool, const char* s
   if (!pool.failed.empty() && pool.runs > 0)
     parts.push_back(std::to_string(pool.failed.size()) + " of " +
                     std::to_string(pool.failed.size() + pool.runs) + " " + side +
-                    " runs left out: " + stats::join(pool.failed));
+                    " runs left out: " + join(pool.failed));
   for (const std::string& p : parts) {
     c.note = (c.note.empty() ? "" : c.note + "; ") + p;
     if (count || p.find("repetitions") != std::string::npos) left_out.push_back(p);
@@ -178,8 +178,6 @@ void note_left_out(CellComparison& c, const stats::CellPool& pool, const char* s
 }
 
 }  // namespace
-
-namespace stats {
 
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
@@ -195,7 +193,7 @@ void collect_cells(const std::vector<Run>& base_runs, const std::vector<Run>& he
     const bool exact = is_exact_gate_metric(metric), first = mi == 0;
     auto base_pools = pool_cells(base_runs, metric);
     const auto head_pools = pool_cells(head_runs, metric);
-    std::map<CellKey, std::vector<AbBlocks>> blocks;
+    std::map<CellKey, std::vector<stats::AbBlocks>> blocks;
     if (w.pairing.paired && !exact) blocks = paired_blocks(base_runs, head_runs, w.pairing, metric);
     for (const auto& [key, head] : head_pools) {
       auto b = base_pools.find(key);
@@ -257,8 +255,6 @@ void collect_cells(const std::vector<Run>& base_runs, const std::vector<Run>& he
   }
 }
 
-}  // namespace stats
-
 GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& base_runs,
                          const std::string& head_sha, const std::vector<Run>& head_runs,
                          const GateOptions& opt, const stats::TrustedHistory& history) {
@@ -274,18 +270,18 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
 
   const std::string env_diff = base_runs.empty() || head_runs.empty()
                                    ? std::string()
-                                   : stats::environment_difference(base_runs, head_runs);
+                                   : gate::environment_difference(base_runs, head_runs);
   if (!env_diff.empty())
     r.warnings.push_back("environments differ (" + env_diff +
                          "): no cell is compared; benchmark base and head on the same machine");
   add_cost(base_runs, r);
   add_cost(head_runs, r);
 
-  stats::GateWork w;
+  gate::GateWork w;
   w.history = &history;
   w.alpha = opt.alpha / opt.max_looks;  // Bonferroni over the sequential looks
   r.alpha_per_look = w.alpha;
-  w.pairing = stats::pair_ab_runs(base_runs, head_runs);
+  w.pairing = gate::pair_ab_runs(base_runs, head_runs);
   if (w.pairing.paired) {
     r.design = "paired";
     r.ab_runs = static_cast<int>(w.pairing.ab_runs.size());
@@ -305,14 +301,14 @@ GateResult evaluate_gate(const std::string& base_sha, const std::vector<Run>& ba
                          "), so the unpaired rule decides, with the run-to-run drift that pairing "
                          "would have cancelled");
   }
-  stats::collect_cells(base_runs, head_runs, env_diff, opt, r, w);
-  stats::decide_tested(opt, r, w);
-  stats::label_accepted(opt, r);
-  stats::warn_too_few_repetitions(opt, r, w);
-  stats::warn_coverage(opt, r, w);
-  stats::decide_gate(opt, r, w);
-  stats::describe_rule(r);
+  gate::collect_cells(base_runs, head_runs, env_diff, opt, r, w);
+  gate::decide_tested(opt, r, w);
+  gate::label_accepted(opt, r);
+  gate::warn_too_few_repetitions(opt, r, w);
+  gate::warn_coverage(opt, r, w);
+  gate::decide_gate(opt, r, w);
+  gate::describe_rule(r);
   return r;
 }
 
-}  // namespace pg
+}  // namespace pg::gate

@@ -11,7 +11,7 @@
 #include "core/run.h"
 #include "stats/run_history.h"
 
-namespace pg {
+namespace pg::gate {
 
 // The metrics a gate can judge (docs/STATISTICS.md "More than one metric"): tested ones have a
 // value per repetition and go through the t test; exact ones are deterministic, one value per
@@ -199,4 +199,4 @@ std::vector<const CellComparison*> unseen_cells(const GateResult& r);
 // Exit code of `perfgate compare` for a result (docs/CLI.md: 0 pass, 1 regression, 3 inconclusive).
 int gate_exit_code(const GateResult& r);
 
-}  // namespace pg
+}  // namespace pg::gate

@@ -8,7 +8,7 @@
 
 #include "gate/gate_steps.h"
 
-namespace pg::stats {
+namespace pg::gate {
 
 const double* accepted_ratio(const GateOptions& opt, const CellKey& key,
                              const std::string& metric) {
@@ -22,9 +22,9 @@ void scale_base_for_acceptance(double ratio, CellPool& base) {
     for (double& v : run) v *= ratio;
 }
 
-void shift_blocks_for_acceptance(double ratio, std::vector<AbBlocks>& runs) {
+void shift_blocks_for_acceptance(double ratio, std::vector<stats::AbBlocks>& runs) {
   const double shift = std::log(ratio);
-  for (AbBlocks& b : runs)
+  for (stats::AbBlocks& b : runs)
     for (double& lr : b.log_ratios) lr -= shift;
 }
 
@@ -37,7 +37,7 @@ void label_accepted(const GateOptions& opt, GateResult& r) {
          {&c.ratio, &c.ci_low, &c.ci_high, &c.runs_ratio, &c.upper_bound})
       if (*f) **f *= *a;
     if (c.base_median) *c.base_median /= *a;
-    const std::string accepted = fmt_g(100.0 * (*a - 1.0)) + "%";
+    const std::string accepted = stats::fmt_g(100.0 * (*a - 1.0)) + "%";
     if (c.verdict == CellVerdict::regression) {
       c.note = (c.note.empty() ? "" : c.note + "; ") + "slower than the accepted " +
                (*a >= 1.0 ? "+" : "") + accepted;
@@ -51,4 +51,4 @@ void label_accepted(const GateOptions& opt, GateResult& r) {
   }
 }
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -9,7 +9,7 @@
 #include "stats/mann_whitney.h"
 #include "stats/student_t.h"
 
-namespace pg::stats {
+namespace pg::gate {
 namespace {
 
 constexpr double kIntervalLevel = 0.95;
@@ -17,7 +17,8 @@ constexpr double kIntervalLevel = 0.95;
 // The pooled Mann-Whitney decides: its estimate is the Hodges-Lehmann ratio (the shift the rank
 // test is about), its interval Bauer's, or the range of pairwise ratios below 95%'s sizes.
 void rank_estimate(CellComparison& c, const CellPool& base, const CellPool& head) {
-  const ShiftEstimate hl = hodges_lehmann_ratio(base.values, head.values, kIntervalLevel);
+  const stats::ShiftEstimate hl =
+      stats::hodges_lehmann_ratio(base.values, head.values, kIntervalLevel);
   c.ratio = hl.estimate;
   c.ci_low = hl.low;
   c.ci_high = hl.high;
@@ -30,20 +31,21 @@ void rank_estimate(CellComparison& c, const CellPool& base, const CellPool& head
   c.ci_low = *hmin / *bmax;
   c.ci_high = *hmax / *bmin;
   c.ci_method = "pairwise-range";
-  const double confidence = 1.0 - 2.0 * mwu_min_p(c.base_n, c.head_n);
-  c.note = "interval is the range of pairwise ratios, " + fmt_g(100.0 * confidence) +
+  const double confidence = 1.0 - 2.0 * stats::mwu_min_p(c.base_n, c.head_n);
+  c.note = "interval is the range of pairwise ratios, " + stats::fmt_g(100.0 * confidence) +
            "% confidence: too few repetitions for 95%";
 }
 
 }  // namespace
 
 TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, const CellPool& head,
-                     bool run_level, const RunVariance* history) {
+                     bool run_level, const stats::RunVariance* history) {
   TestedCell t;
   t.cell = index;
-  t.two_level = two_level(base.by_run, head.by_run, kIntervalLevel, run_level ? history : nullptr);
+  t.two_level =
+      stats::two_level(base.by_run, head.by_run, kIntervalLevel, run_level ? history : nullptr);
   if (t.two_level) {
-    const TwoLevelEstimate& e = *t.two_level;
+    const stats::TwoLevelEstimate& e = *t.two_level;
     c.runs_ratio = e.ratio;
     c.rep_sd = e.rep_sd;
     if (e.has_runs_test()) {
@@ -61,8 +63,8 @@ TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, cons
   t.runs_decide = run_level && t.two_level && t.two_level->has_runs_test();
   t.drift_blind = run_level && !t.runs_decide;
   if (!t.runs_decide) c.variance_source.clear();
-  t.mw_slower = mann_whitney(head.values, base.values, Alternative::greater).p;
-  t.mw_faster = mann_whitney(head.values, base.values, Alternative::less).p;
+  t.mw_slower = stats::mann_whitney(head.values, base.values, stats::Alternative::greater).p;
+  t.mw_faster = stats::mann_whitney(head.values, base.values, stats::Alternative::less).p;
   if (t.runs_decide) {
     // The t test on run means decides: one estimate, the ratio of geometric means of run means,
     // with its interval. Its p can be any value in (0, 1], so no number of repetitions is blind.
@@ -75,7 +77,7 @@ TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, cons
   } else {
     rank_estimate(c, base, head);
     c.test = "mann-whitney";
-    t.min_p = mwu_min_p(c.head_n, c.base_n);
+    t.min_p = stats::mwu_min_p(c.head_n, c.base_n);
   }
   return t;
 }
@@ -83,16 +85,17 @@ TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, cons
 std::optional<double> TestedCell::upper_bound(double level) const {
   if (paired) return paired->upper_bound(level);
   if (!runs_decide) return std::nullopt;
-  return std::exp(two_level->log_ratio + student_t_quantile(level, two_level->df) * two_level->se);
+  return std::exp(two_level->log_ratio +
+                  stats::student_t_quantile(level, two_level->df) * two_level->se);
 }
 
-void apply_paired(CellComparison& c, TestedCell& t, const std::vector<AbBlocks>& runs) {
+void apply_paired(CellComparison& c, TestedCell& t, const std::vector<stats::AbBlocks>& runs) {
   int unpaired = 0, unusable = 0;
-  for (const AbBlocks& b : runs) {
+  for (const stats::AbBlocks& b : runs) {
     unpaired += b.pairs_unpaired;
     unusable += b.pairs_unusable;
   }
-  t.paired = paired_test(runs, kIntervalLevel);
+  t.paired = stats::paired_test(runs, kIntervalLevel);
   t.runs_decide = true;
   t.drift_blind = false;
   c.variance_source.clear();  // the paired test's variance is its blocks'
@@ -114,7 +117,7 @@ void apply_paired(CellComparison& c, TestedCell& t, const std::vector<AbBlocks>&
     c.ratio = t.paired ? std::optional<double>(t.paired->ratio) : std::nullopt;
     notes.push_back("fewer than 2 complete ABBA blocks: no paired test");
   } else {
-    const PairedEstimate& e = *t.paired;
+    const stats::PairedEstimate& e = *t.paired;
     t.min_p = 0.0;
     c.ratio = e.ratio;
     c.ci_low = e.ci_low;
@@ -135,15 +138,16 @@ void apply_paired(CellComparison& c, TestedCell& t, const std::vector<AbBlocks>&
 std::optional<double> cell_mde(const TestedCell& t, double alpha, double power) {
   if (t.paired) {
     if (t.min_p > alpha) return std::nullopt;
-    return minimum_detectable_effect(t.paired->se, t.paired->df, alpha, power);
+    return stats::minimum_detectable_effect(t.paired->se, t.paired->df, alpha, power);
   }
   if (t.min_p > alpha || !t.two_level || t.drift_blind) return std::nullopt;
-  const TwoLevelEstimate& e = *t.two_level;
-  if (t.runs_decide) return minimum_detectable_effect(e.se, e.df, alpha, power);
+  const stats::TwoLevelEstimate& e = *t.two_level;
+  if (t.runs_decide) return stats::minimum_detectable_effect(e.se, e.df, alpha, power);
   // Repetitions only, without drift (the earlier rule of perfgate-sim): the rank test's efficiency
   // against the t test is 3/pi under normal noise, so it needs pi/3 times the samples, a standard
   // error sqrt(pi/3) times larger.
-  return minimum_detectable_effect(e.se * std::sqrt(std::numbers::pi / 3.0), 0.0, alpha, power);
+  return stats::minimum_detectable_effect(e.se * std::sqrt(std::numbers::pi / 3.0), 0.0, alpha,
+                                          power);
 }
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -11,15 +11,15 @@
 #include "stats/paired.h"
 #include "stats/two_level.h"
 
-namespace pg::stats {
+namespace pg::gate {
 
 struct TestedCell {
   size_t cell = 0;  // index into GateResult::cells
   double mw_slower = 1.0, mw_faster = 1.0;
-  std::optional<TwoLevelEstimate> two_level;  // its p-values exist when has_runs_test()
+  std::optional<stats::TwoLevelEstimate> two_level;  // its p-values exist when has_runs_test()
   // A/B runs: the paired t test decides (runs_decide is then true too: a run-level variance
   // exists); without a test (a single block) its p is 1 and the cell can never be significant.
-  std::optional<PairedEstimate> paired;
+  std::optional<stats::PairedEstimate> paired;
   bool runs_decide = false;  // a t test decides (on run means, or paired); else Mann-Whitney
   // No independent run-level variance: the rank test decides under the assumption of no drift
   // (one run a side, GateOptions::run_level on). Its power cannot be stated.
@@ -42,15 +42,15 @@ struct TestedCell {
 // on both sides. `run_level` false: the pooled Mann-Whitney decides every cell (GateOptions).
 // `history`: the cell's run variance from trusted history, if any (stats/run_history.h).
 TestedCell test_cell(CellComparison& c, size_t index, const CellPool& base, const CellPool& head,
-                     bool run_level, const RunVariance* history = nullptr);
+                     bool run_level, const stats::RunVariance* history = nullptr);
 
 // A/B runs: the paired t test on the cell's blocks decides instead (the unpaired fields stay, as
 // diagnostics). Fills ratio, interval, the paired fields and the notes of what it left out.
-void apply_paired(CellComparison& c, TestedCell& t, const std::vector<AbBlocks>& runs);
+void apply_paired(CellComparison& c, TestedCell& t, const std::vector<stats::AbBlocks>& runs);
 
 // The cell's minimum detectable effect at one-sided level `alpha`, from the deciding test. Empty
 // when the rank test can never reach `alpha` with these repetitions, and when the cell is
 // drift-blind: any figure from the repetitions alone would be smaller than what the gate can see.
 std::optional<double> cell_mde(const TestedCell& t, double alpha, double power);
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -12,17 +12,17 @@
 #include "stats/multiple.h"
 #include "stats/student_t.h"
 
-namespace pg::stats {
+namespace pg::gate {
 namespace {
 
-std::string pct(double v) { return fmt_g(100.0 * v) + "%"; }
+std::string pct(double v) { return stats::fmt_g(100.0 * v) + "%"; }
 
 // The "lone regression" rule of the rank test: can a change in one cell alone, with every other
 // cell unchanged, ever be significant? Its best adjusted p is m * (smallest possible p) for Holm
 // and for BH alike.
 int reps_needed(double alpha, size_t m) {
   for (int n = 2; n <= 1000; ++n)
-    if (static_cast<double>(m) * mwu_min_p(n, n) <= alpha) return n;
+    if (static_cast<double>(m) * stats::mwu_min_p(n, n) <= alpha) return n;
   return 1000;
 }
 
@@ -71,7 +71,7 @@ void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
   // contributes its deciding test: the t test on run means, or the pooled Mann-Whitney where a
   // side has a single run. The pooled Mann-Whitney of every cell is adjusted in a family of its
   // own, as a diagnostic.
-  const Correction correction = correction_from_string(opt.correction);
+  const stats::Correction correction = stats::correction_from_string(opt.correction);
   const size_t m = w.tested.size();
   std::vector<double> slower, faster, mw_slower, mw_faster;
   for (const TestedCell& t : w.tested) {
@@ -80,9 +80,10 @@ void decide_tested(const GateOptions& opt, GateResult& r, GateWork& w) {
     mw_slower.push_back(t.mw_slower);
     mw_faster.push_back(t.mw_faster);
   }
-  const auto adj_slower = adjust(slower, correction), adj_faster = adjust(faster, correction);
-  const auto adj_mw_slower = adjust(mw_slower, correction);
-  const auto adj_mw_faster = adjust(mw_faster, correction);
+  const auto adj_slower = stats::adjust(slower, correction),
+             adj_faster = stats::adjust(faster, correction);
+  const auto adj_mw_slower = stats::adjust(mw_slower, correction);
+  const auto adj_mw_faster = stats::adjust(mw_faster, correction);
   r.rules_out_min_effect = m > 0;
   for (size_t i = 0; i < m; ++i) {
     const TestedCell& t = w.tested[i];
@@ -141,7 +142,8 @@ void warn_too_few_repetitions(const GateOptions& opt, GateResult& r, GateWork& w
     worst_min_p = std::max(worst_min_p, t.min_p);
     c.note = (c.note.empty() ? "" : c.note + "; ") +
              "too few repetitions to ever reach significance (smallest possible p " +
-             fmt_g(t.min_p) + ", x " + std::to_string(m) + " cells > alpha " + fmt_g(w.alpha) + ")";
+             stats::fmt_g(t.min_p) + ", x " + std::to_string(m) + " cells > alpha " +
+             stats::fmt_g(w.alpha) + ")";
   }
   if (blind_paired > 0)
     r.warnings.push_back("TOO FEW PAIRS: " + std::to_string(blind_paired) + " of " +
@@ -156,10 +158,10 @@ void warn_too_few_repetitions(const GateOptions& opt, GateResult& r, GateWork& w
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(nb) + " vs " + std::to_string(nh);
   r.warnings.push_back(
       "TOO FEW REPETITIONS: " + std::to_string(w.blind) + " of " + std::to_string(m) +
-      " compared cells can never be significant at alpha " + fmt_g(w.alpha) + " after " +
+      " compared cells can never be significant at alpha " + stats::fmt_g(w.alpha) + " after " +
       opt.correction + " correction over " + std::to_string(m) +
       " cells, whatever the data (base vs head repetitions: " + sizes + "; smallest possible p " +
-      fmt_g(worst_min_p) + "). Use at least " + std::to_string(reps_needed(w.alpha, m)) +
+      stats::fmt_g(worst_min_p) + "). Use at least " + std::to_string(reps_needed(w.alpha, m)) +
       " repetitions per side (Google Benchmark warns below 9), or 2 or more runs per side. The "
       "gate is inconclusive.");
 }
@@ -247,9 +249,9 @@ void warn_coverage(const GateOptions& opt, GateResult& r, const GateWork& w) {
   if (r.cells.empty()) r.warnings.push_back("nothing to compare: the head has no cells");
 }
 
-}  // namespace pg::stats
+}  // namespace pg::gate
 
-namespace pg {
+namespace pg::gate {
 
 std::vector<const CellComparison*> unseen_cells(const GateResult& r) {
   std::vector<const CellComparison*> out;
@@ -261,9 +263,9 @@ std::vector<const CellComparison*> unseen_cells(const GateResult& r) {
   return out;
 }
 
-}  // namespace pg
+}  // namespace pg::gate
 
-namespace pg::stats {
+namespace pg::gate {
 
 void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w) {
   // --require-power asks for a verdict whose error rates are stated: a cell decided without a
@@ -316,4 +318,4 @@ void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w) {
   }
 }
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -6,7 +6,7 @@
 
 #include "gate/gate_steps.h"
 
-namespace pg::stats {
+namespace pg::gate {
 
 void compare_exact(CellComparison& c, const CellPool& base, const CellPool& head, double relative,
                    double absolute) {
@@ -33,9 +33,9 @@ void compare_exact(CellComparison& c, const CellPool& base, const CellPool& head
                                         std::tuple{"head", *hmin, *hmax, head.values.size()}}) {
     if (hi - lo <= absolute && hi <= lo * (1.0 + relative)) continue;
     c.note = (c.note.empty() ? "" : c.note + "; ") + c.metric + " varies across the " +
-             std::to_string(n) + " " + side + " runs (" + fmt_g(lo) + " to " + fmt_g(hi) +
-             "); the largest is compared";
+             std::to_string(n) + " " + side + " runs (" + stats::fmt_g(lo) + " to " +
+             stats::fmt_g(hi) + "); the largest is compared";
   }
 }
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -6,7 +6,7 @@
 
 #include "core/metrics.h"
 
-namespace pg::stats {
+namespace pg::gate {
 namespace {
 
 bool usable(double v) { return std::isfinite(v) && v > 0.0; }
@@ -110,4 +110,4 @@ std::string environment_difference(const std::vector<Run>& base, const std::vect
   return out;
 }
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -10,7 +10,7 @@
 #include "core/run.h"
 #include "stats/two_level.h"
 
-namespace pg::stats {
+namespace pg::gate {
 
 // tpot of each repetition = sum(decode_ms[rep]) / (gen_tokens - 1) (docs/METRICS.md "Derived
 // metrics"). Computed from the raw samples so that pooling runs is exact; a cell stored without
@@ -26,7 +26,7 @@ std::vector<double> repetition_values(const CellResult& cell, const MetricDef& m
 
 struct CellPool {
   std::vector<double> values;       // the metric's values (tpot by default), every ok run pooled
-  RunGroups by_run;                 // the same samples, one group per contributing run
+  stats::RunGroups by_run;          // the same samples, one group per contributing run
   int runs = 0;                     // runs that contributed samples
   int unusable = 0;                 // repetitions left out: zero, negative or non-finite tpot
   std::vector<std::string> failed;  // "oom (reason)" for each run where the cell was not ok
@@ -49,4 +49,4 @@ const std::vector<std::string>& timing_env_fields();
 // "device: base 'A' vs head 'B'".
 std::string environment_difference(const std::vector<Run>& base, const std::vector<Run>& head);
 
-}  // namespace pg::stats
+}  // namespace pg::gate

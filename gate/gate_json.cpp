@@ -6,7 +6,7 @@
 #include "core/environment_json.h"
 #include "gate/report_text.h"
 
-namespace pg {
+namespace pg::gate {
 namespace {
 nlohmann::json number_or_null(const std::optional<double>& v) {
   if (!v || !std::isfinite(*v)) return nullptr;
@@ -77,7 +77,7 @@ nlohmann::json gate_to_json(const GateResult& r) {
                  CellVerdict::no_baseline, CellVerdict::incomparable, CellVerdict::accepted}) {
     counts[to_string(v)] = 0;
   }
-  for (const auto& [v, n] : report_text::count_verdicts(r)) counts[to_string(v)] = n;
+  for (const auto& [v, n] : gate::report_text::count_verdicts(r)) counts[to_string(v)] = n;
 
   return {{"base", r.base},
           {"head", r.head},
@@ -117,4 +117,4 @@ nlohmann::json gate_to_json(const GateResult& r) {
           {"run_seconds", r.run_seconds}};
 }
 
-}  // namespace pg
+}  // namespace pg::gate

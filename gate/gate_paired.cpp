@@ -8,7 +8,7 @@
 #include "core/cell_label.h"
 #include "core/metrics.h"
 
-namespace pg::stats {
+namespace pg::gate {
 namespace {
 
 const CellResult* find_cell(const Run& run, const CellKey& key) {
@@ -98,26 +98,26 @@ PairingCheck pair_ab_runs(const std::vector<Run>& base_runs, const std::vector<R
   return p;
 }
 
-std::map<CellKey, std::vector<AbBlocks>> paired_blocks(const std::vector<Run>& base_runs,
-                                                       const std::vector<Run>& head_runs,
-                                                       const PairingCheck& pairing,
-                                                       const std::string& metric) {
-  std::map<CellKey, std::vector<AbBlocks>> out;
+std::map<CellKey, std::vector<stats::AbBlocks>> paired_blocks(const std::vector<Run>& base_runs,
+                                                              const std::vector<Run>& head_runs,
+                                                              const PairingCheck& pairing,
+                                                              const std::string& metric) {
+  std::map<CellKey, std::vector<stats::AbBlocks>> out;
   const MetricDef* def = find_metric(metric);
   if (!def || def->per_repetition == PerRepetition::per_cell) return out;
   for (const auto& [bi, hi] : pairing.ab_runs)
     for (const CellResult& b : base_runs[bi].cells) {
       const CellResult* h = find_cell(head_runs[hi], b.key);
       if (!h || b.status != CellStatus::ok || h->status != CellStatus::ok) continue;
-      AbPairs pairs;
+      stats::AbPairs pairs;
       for (size_t i = 0; i < b.samples.decode_ms.size(); ++i) {
         pairs.base.push_back(value_at(b, *def, i));
         pairs.head.push_back(value_at(*h, *def, i));
         pairs.head_position.push_back(h->samples.ab_position[i]);
       }
-      out[b.key].push_back(abba_blocks(pairs));
+      out[b.key].push_back(stats::abba_blocks(pairs));
     }
   return out;
 }
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -10,7 +10,7 @@
 #include "core/run.h"
 #include "stats/paired.h"
 
-namespace pg::stats {
+namespace pg::gate {
 
 struct PairingCheck {
   bool paired = false;
@@ -29,9 +29,9 @@ PairingCheck pair_ab_runs(const std::vector<Run>& base_runs, const std::vector<R
 
 // A cell's blocks of `metric` in each A/B run where both sides measured it ok (per repetition:
 // core/metrics.h's repetition_value), keyed by cell.
-std::map<CellKey, std::vector<AbBlocks>> paired_blocks(const std::vector<Run>& base_runs,
-                                                       const std::vector<Run>& head_runs,
-                                                       const PairingCheck& pairing,
-                                                       const std::string& metric);
+std::map<CellKey, std::vector<stats::AbBlocks>> paired_blocks(const std::vector<Run>& base_runs,
+                                                              const std::vector<Run>& head_runs,
+                                                              const PairingCheck& pairing,
+                                                              const std::string& metric);
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -6,7 +6,7 @@
 
 #include "gate/gate_steps.h"
 
-namespace pg::stats {
+namespace pg::gate {
 
 namespace {
 
@@ -23,7 +23,7 @@ std::string history_clause(const GateResult& r) {
     ++with;
   }
   if (with == 0) return "";
-  const std::string df = lo == hi ? fmt_g(lo) : fmt_g(lo) + "-" + fmt_g(hi);
+  const std::string df = lo == hi ? stats::fmt_g(lo) : stats::fmt_g(lo) + "-" + stats::fmt_g(hi);
   return "; run variance with trusted history in " + std::to_string(with) + " of " +
          std::to_string(of) + " cells, its df " + df;
 }
@@ -67,4 +67,4 @@ void describe_rule(GateResult& r) {
   r.rule = join(parts);
 }
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -10,7 +10,7 @@
 #include "gate/gate_cell.h"
 #include "gate/gate_paired.h"
 
-namespace pg::stats {
+namespace pg::gate {
 
 // What the steps hand on to each other beside the GateResult they fill.
 struct GateWork {
@@ -24,7 +24,7 @@ struct GateWork {
   int without_runs = 0;        // tested cells without a run-level test
   bool structural = false;     // incomparable, missing baseline or nothing to compare
   PairingCheck pairing;        // the runs are A/B runs: the paired test decides
-  const TrustedHistory* history = nullptr;  // run variances of trusted history, per cell
+  const stats::TrustedHistory* history = nullptr;  // run variances of trusted history, per cell
 };
 
 // Every cell of the head, with no-baseline / incomparable verdicts; the others tested.
@@ -58,9 +58,9 @@ void decide_gate(const GateOptions& opt, GateResult& r, GateWork& w);
 // `accepted` where it is slower than the base within what was accepted.
 const double* accepted_ratio(const GateOptions& opt, const CellKey& key, const std::string& metric);
 void scale_base_for_acceptance(double ratio, CellPool& base);
-void shift_blocks_for_acceptance(double ratio, std::vector<AbBlocks>& runs);
+void shift_blocks_for_acceptance(double ratio, std::vector<stats::AbBlocks>& runs);
 void label_accepted(const GateOptions& opt, GateResult& r);
 
 std::string join(const std::vector<std::string>& parts);  // "a, b, c"
 
-}  // namespace pg::stats
+}  // namespace pg::gate

@@ -10,7 +10,7 @@
 #include "gate/report_explain.h"
 #include "gate/report_links.h"
 
-namespace pg {
+namespace pg::gate {
 
 std::unique_ptr<GateReporter> make_reporter(const std::string& format, bool color) {
   if (format == "table") return std::make_unique<GateTableReporter>(color);
@@ -66,13 +66,14 @@ void GateJsonReporter::report(const GateResult& result, const ReportInfo& info,
   for (size_t i = 0; i < result.cells.size(); ++i) {
     const CellComparison& c = result.cells[i];  // explanations are of decode latency's cells
     const CellExplanation* e =
-        c.metric == "tpot_ms" ? report_explain::find(info.explanations, c.key) : nullptr;
-    j["cells"][i]["explain"] = e ? report_explain::to_json(*e) : nlohmann::json();
+        c.metric == "tpot_ms" ? gate::report_explain::find(info.explanations, c.key) : nullptr;
+    j["cells"][i]["explain"] = e ? gate::report_explain::to_json(*e) : nlohmann::json();
     if (!info.dashboard_url.empty())
-      j["cells"][i]["trend_url"] = report_links::trend_url(info.dashboard_url, c);
+      j["cells"][i]["trend_url"] = gate::report_links::trend_url(info.dashboard_url, c);
   }
-  if (!info.dashboard_url.empty()) j["links"] = report_links::to_json(info.dashboard_url, result);
+  if (!info.dashboard_url.empty())
+    j["links"] = gate::report_links::to_json(info.dashboard_url, result);
   out << j.dump(2) << '\n';
 }
 
-}  // namespace pg
+}  // namespace pg::gate

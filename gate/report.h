@@ -11,7 +11,7 @@
 #include "gate/explanation.h"
 #include "gate/gate.h"
 
-namespace pg {
+namespace pg::gate {
 
 // What the gate knows beyond the statistics: how the revisions were spelled, where the baseline
 // came from. Shown by the human formats; the JSON keeps docs/FORMATS.md's shape plus these.
@@ -80,4 +80,4 @@ bool stdout_wants_color();
 std::string escape_command_data(const std::string& s);
 std::string escape_command_property(const std::string& s);
 
-}  // namespace pg
+}  // namespace pg::gate

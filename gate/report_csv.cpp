@@ -8,7 +8,7 @@
 #include "gate/report.h"
 #include "store/run_csv.h"
 
-namespace pg {
+namespace pg::gate {
 namespace {
 
 std::string number(const std::optional<double>& v) {
@@ -42,4 +42,4 @@ void GateCsvReporter::report(const GateResult& r, const ReportInfo& /*info*/,
   }
 }
 
-}  // namespace pg
+}  // namespace pg::gate

@@ -11,7 +11,7 @@
 #include "common/utf8.h"
 #include "gate/report_text.h"
 
-namespace pg::report_explain {
+namespace pg::gate::report_explain {
 namespace {
 
 std::string fmt_count(double v) {
@@ -162,7 +162,7 @@ std::string label(const CellExplanation& e, const CellComparison& c, double min_
   std::string why = "exact counters changed; timing verdict " + to_string(c.verdict);
   if (c.mde && *c.mde > min_effect)
     why += " (underpowered: the smallest slowdown it could catch is " +
-           report_text::fmt_effect(c.mde) + ")";
+           gate::report_text::fmt_effect(c.mde) + ")";
   return why;
 }
 
@@ -273,4 +273,4 @@ const CellExplanation* find(const std::vector<CellExplanation>& all, const CellK
   return nullptr;
 }
 
-}  // namespace pg::report_explain
+}  // namespace pg::gate::report_explain

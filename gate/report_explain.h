@@ -8,7 +8,7 @@
 #include "gate/explanation.h"
 #include "gate/gate.h"
 
-namespace pg::report_explain {
+namespace pg::gate::report_explain {
 
 // Every op or kernel name a report prints goes through here: names come from the user's model.
 // The one call site of the sanitiser for untrusted text (pg::inert_text once common/inert_text.h
@@ -43,4 +43,4 @@ nlohmann::json to_json(const CellExplanation& e);
 // The explanation of `key`, or null.
 const CellExplanation* find(const std::vector<CellExplanation>& all, const CellKey& key);
 
-}  // namespace pg::report_explain
+}  // namespace pg::gate::report_explain

@@ -7,7 +7,7 @@
 #include "gate/report_links.h"
 #include "gate/report_text.h"
 
-namespace pg {
+namespace pg::gate {
 namespace {
 namespace rt = report_text;
 
@@ -41,8 +41,9 @@ void GateGithubReporter::report(const GateResult& r, const ReportInfo& info,
             std::string("perfgate ") + (slower ? "regression" : "improvement") + " " +
                 rt::fmt_change(c->ratio) + " " + rt::label(c->key),
             message,
-            slower && !info.dashboard_url.empty() ? report_links::trend_url(info.dashboard_url, *c)
-                                                  : "");
+            slower && !info.dashboard_url.empty()
+                ? gate::report_links::trend_url(info.dashboard_url, *c)
+                : "");
   }
   command(out, "notice", "perfgate power", rt::power_line(r));
   // One warning per cause, not per cell: twelve identical "no baseline" lines help nobody.
@@ -51,4 +52,4 @@ void GateGithubReporter::report(const GateResult& r, const ReportInfo& info,
   }
 }
 
-}  // namespace pg
+}  // namespace pg::gate

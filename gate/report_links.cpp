@@ -7,7 +7,7 @@
 #include "common/escape.h"
 #include "core/cell_key_query.h"
 
-namespace pg::report_links {
+namespace pg::gate::report_links {
 namespace {
 
 std::string base_of(const std::string& dashboard) {
@@ -73,4 +73,4 @@ nlohmann::json to_json(const std::string& dashboard, const GateResult& r) {
   return {{"dashboard", base_of(dashboard)}, {"compare", compare_url(dashboard, r)}};
 }
 
-}  // namespace pg::report_links
+}  // namespace pg::gate::report_links

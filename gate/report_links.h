@@ -7,7 +7,7 @@
 
 #include "gate/gate.h"
 
-namespace pg::report_links {
+namespace pg::gate::report_links {
 
 // A dashboard's URL is http(s)://HOST[:PORT][/PREFIX], with no query, fragment, space or quote
 // (it is spliced into Markdown, HTML and workflow commands). Throws SettingError naming
@@ -26,4 +26,4 @@ std::string trend_url(const std::string& dashboard, const CellComparison& c);
 // goes into the cell itself (GateJsonReporter).
 nlohmann::json to_json(const std::string& dashboard, const GateResult& r);
 
-}  // namespace pg::report_links
+}  // namespace pg::gate::report_links

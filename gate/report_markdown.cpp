@@ -11,7 +11,7 @@
 #include "gate/report_links.h"
 #include "gate/report_text.h"
 
-namespace pg {
+namespace pg::gate {
 namespace {
 
 namespace rt = report_text;
@@ -56,7 +56,7 @@ const char* cell_icon(CellVerdict v) {
 std::string cell_column(const CellComparison& c, const ReportInfo& info) {
   std::string name = "`" + markdown_cell(rt::cell_name(c)) + "`";
   if (info.dashboard_url.empty() || c.verdict != CellVerdict::regression) return name;
-  return name + " ([trend](" + report_links::trend_url(info.dashboard_url, c) + "))";
+  return name + " ([trend](" + gate::report_links::trend_url(info.dashboard_url, c) + "))";
 }
 
 void cell_table(const GateResult& r, const ReportInfo& info,
@@ -98,13 +98,13 @@ std::string gated_metrics(const GateResult& r) {
 void explanations(const GateResult& r, const ReportInfo& info, std::ostream& out) {
   for (const CellComparison* c : rt::worst_first(r.cells)) {
     if (c->metric != "tpot_ms") continue;  // explanations are of decode latency's cells
-    const CellExplanation* e = report_explain::find(info.explanations, c->key);
-    if (!e || !report_explain::worth_showing(*e)) continue;
-    const std::string why = report_explain::label(*e, *c, r.options.min_effect);
+    const CellExplanation* e = gate::report_explain::find(info.explanations, c->key);
+    if (!e || !gate::report_explain::worth_showing(*e)) continue;
+    const std::string why = gate::report_explain::label(*e, *c, r.options.min_effect);
     out << "<details><summary>" << cell_icon(c->verdict) << " Why <code>"
         << html_escape(cell_label(c->key)) << "</code> changed"
         << (why.empty() ? "" : " — <b>" + html_escape(why) + "</b>") << "</summary>\n\n";
-    for (const auto& line : report_explain::lines(*e)) {
+    for (const auto& line : gate::report_explain::lines(*e)) {
       const bool nested = line.starts_with("  ");
       out << (nested ? "  - " : "- ") << md(nested ? line.substr(2) : line) << '\n';
     }
@@ -163,8 +163,8 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
       r.options.alpha, r.options.correction == "bh" ? "Benjamini-Hochberg" : "Holm",
       r.options.min_effect * 100, rt::plural(r.base_runs, "run"), rt::plural(r.head_runs, "run"));
   if (!info.dashboard_url.empty())
-    out << "[This comparison on the dashboard](" << report_links::compare_url(info.dashboard_url, r)
-        << ")\n\n";
+    out << "[This comparison on the dashboard]("
+        << gate::report_links::compare_url(info.dashboard_url, r) << ")\n\n";
   for (const auto& n : info.notes) out << "> [!NOTE]\n> " << md(n) << "\n\n";
   out << "**Power:** " << md(rt::power_line(r)) << "\n\n";
 
@@ -196,4 +196,4 @@ void GateMarkdownReporter::report(const GateResult& r, const ReportInfo& info,
   environment_table(r, out);
 }
 
-}  // namespace pg
+}  // namespace pg::gate

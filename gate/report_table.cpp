@@ -9,7 +9,7 @@
 #include "gate/report_explain.h"
 #include "gate/report_text.h"
 
-namespace pg {
+namespace pg::gate {
 namespace {
 
 namespace rt = report_text;
@@ -103,12 +103,12 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
   out << "power: " << rt::inert_message(rt::power_line(r)) << "\n\n";
   for (const CellComparison* c : rt::worst_first(r.cells)) {
     if (c->metric != "tpot_ms") continue;  // explanations are of decode latency's cells
-    const CellExplanation* e = report_explain::find(info.explanations, c->key);
-    if (!e || !report_explain::worth_showing(*e)) continue;
-    const std::string why = report_explain::label(*e, *c, r.options.min_effect);
+    const CellExplanation* e = gate::report_explain::find(info.explanations, c->key);
+    if (!e || !gate::report_explain::worth_showing(*e)) continue;
+    const std::string why = gate::report_explain::label(*e, *c, r.options.min_effect);
     out << "why " << inert_text(cell_label(c->key), kInertNameChars) << " changed"
         << (why.empty() ? "" : paint(" [" + why + "]", kYellow)) << ":\n";
-    for (const auto& line : report_explain::lines(*e)) out << "  " << line << '\n';
+    for (const auto& line : gate::report_explain::lines(*e)) out << "  " << line << '\n';
     out << '\n';
   }
 
@@ -125,4 +125,4 @@ void GateTableReporter::report(const GateResult& r, const ReportInfo& info,
       << rt::inert_message(rt::headline(r)) << '\n';
 }
 
-}  // namespace pg
+}  // namespace pg::gate

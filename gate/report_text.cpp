@@ -9,7 +9,7 @@
 #include <cmath>
 #include <set>
 
-namespace pg::report_text {
+namespace pg::gate::report_text {
 namespace {
 bool usable(const std::optional<double>& v) { return v && std::isfinite(*v); }
 }  // namespace
@@ -98,7 +98,7 @@ std::map<CellVerdict, int> count_verdicts(const GateResult& r) {
 std::map<std::string, std::pair<std::string, std::string>> env_differences(const GateResult& r) {
   std::map<std::string, std::pair<std::string, std::string>> diff;
   std::vector<std::string> fields = comparable_env_fields();
-  fields.insert(fields.end(), stats::timing_env_fields().begin(), stats::timing_env_fields().end());
+  fields.insert(fields.end(), gate::timing_env_fields().begin(), gate::timing_env_fields().end());
   for (const auto& field : fields) {
     auto b = r.base_env.find(field), h = r.head_env.find(field);
     std::string bv = b == r.base_env.end() ? "" : b->second;
@@ -219,4 +219,4 @@ std::string headline(const GateResult& r) {
   return s;
 }
 
-}  // namespace pg::report_text
+}  // namespace pg::gate::report_text

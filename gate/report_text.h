@@ -9,7 +9,7 @@
 #include "core/cell_label.h"
 #include "gate/gate.h"
 
-namespace pg::report_text {
+namespace pg::gate::report_text {
 
 // A report prints text it did not write (a model name, a note, a warning, an environment value)
 // only through these, as one inert line (common/inert_text.h, docs/FORMATS.md): the cell's label
@@ -59,4 +59,4 @@ std::string power_line(const GateResult& r);
 // Environment fields whose values differ between base and head: field -> (base, head).
 std::map<std::string, std::pair<std::string, std::string>> env_differences(const GateResult& r);
 
-}  // namespace pg::report_text
+}  // namespace pg::gate::report_text

@@ -55,15 +55,15 @@ AbScenario paired(const Setting& st, int ab_runs, int pairs) {
 
 }  // namespace
 
-AbTally run_ab_gates(const AbScenario& s, const GateOptions& opt, int gates, uint64_t seed) {
+AbTally run_ab_gates(const AbScenario& s, const gate::GateOptions& opt, int gates, uint64_t seed) {
   AbTally t;
   std::vector<double> mdes;
   for (int i = 0; i < gates; ++i) {
     const GateRuns g = simulate_ab_runs(s, stats::derive_seed(seed, uint64_t(i)));
-    const GateResult r = evaluate_gate("base", g.base, "head", g.head, opt);
+    const gate::GateResult r = gate::evaluate_gate("base", g.base, "head", g.head, opt);
     ++t.gates;
-    t.regression += r.verdict == GateVerdict::regression;
-    t.inconclusive += r.verdict == GateVerdict::inconclusive;
+    t.regression += r.verdict == gate::GateVerdict::regression;
+    t.inconclusive += r.verdict == gate::GateVerdict::inconclusive;
     mdes.push_back(r.mde.value_or(-1.0));
   }
   if (!mdes.empty()) {
@@ -73,7 +73,7 @@ AbTally run_ab_gates(const AbScenario& s, const GateOptions& opt, int gates, uin
   return t;
 }
 
-double ab_smallest_detected(AbScenario s, const GateOptions& opt, int gates, uint64_t seed,
+double ab_smallest_detected(AbScenario s, const gate::GateOptions& opt, int gates, uint64_t seed,
                             double target) {
   auto detected = [&](double slowdown) {
     s.slowdown = slowdown;
@@ -88,8 +88,8 @@ double ab_smallest_detected(AbScenario s, const GateOptions& opt, int gates, uin
   return hi;
 }
 
-void print_ab_scenario(const AbScenario& s, const GateOptions& opt, int gates, int bisect_gates,
-                       uint64_t seed, const std::vector<double>& slowdowns) {
+void print_ab_scenario(const AbScenario& s, const gate::GateOptions& opt, int gates,
+                       int bisect_gates, uint64_t seed, const std::vector<double>& slowdowns) {
   std::printf(
       "perfgate-sim: %s, %d cells, repetition sd %.3g%%, run sd %.3g%%, slow drift %s sd "
       "%.3g%%, worker sd %.3g%%; alpha %.2g %s, min_effect %.2g, power %.2g, %d gates, seed "
@@ -119,8 +119,8 @@ void print_ab_scenario(const AbScenario& s, const GateOptions& opt, int gates, i
       effect(ab_smallest_detected(s, opt, bisect_gates, seed)).c_str());
 }
 
-void print_ab_study(const GateOptions& base_opt, int gates, int bisect_gates, uint64_t seed) {
-  GateOptions opt = base_opt;
+void print_ab_study(const gate::GateOptions& base_opt, int gates, int bisect_gates, uint64_t seed) {
+  gate::GateOptions opt = base_opt;
   opt.metrics = {"tpot_ms"};
   std::printf(
       "perfgate-sim, the paired-design study: %d cells, alpha %.2g %s, min_effect %.2g, power "

@@ -17,19 +17,19 @@ struct AbTally {
 };
 
 // `gates` gates, gate i from derive_seed(seed, i) (common random numbers across slowdowns).
-AbTally run_ab_gates(const AbScenario& s, const GateOptions& opt, int gates, uint64_t seed);
+AbTally run_ab_gates(const AbScenario& s, const gate::GateOptions& opt, int gates, uint64_t seed);
 
 // Smallest slowdown of the scenario's slowed cells caught in >= target of the gates (bisection
 // to 0.01% over [0, 1]); > 1 when not even 100% is.
-double ab_smallest_detected(AbScenario s, const GateOptions& opt, int gates, uint64_t seed,
+double ab_smallest_detected(AbScenario s, const gate::GateOptions& opt, int gates, uint64_t seed,
                             double target = 0.95);
 
 // One scenario (`perfgate-sim --design ...`): A/A false alarms, detection at each slowdown, the
 // reported MDE and the smallest slowdown caught, as a markdown table.
-void print_ab_scenario(const AbScenario& s, const GateOptions& opt, int gates, int bisect_gates,
-                       uint64_t seed, const std::vector<double>& slowdowns);
+void print_ab_scenario(const AbScenario& s, const gate::GateOptions& opt, int gates,
+                       int bisect_gates, uint64_t seed, const std::vector<double>& slowdowns);
 
 // The whole study (`perfgate-sim --ab-study`): the tables of bench/results/ab-sim-2026-12-02.
-void print_ab_study(const GateOptions& opt, int gates, int bisect_gates, uint64_t seed);
+void print_ab_study(const gate::GateOptions& opt, int gates, int bisect_gates, uint64_t seed);
 
 }  // namespace pg::sim

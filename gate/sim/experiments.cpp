@@ -10,18 +10,18 @@
 
 namespace pg::sim {
 
-Tally run_gates(const Scenario& s, const GateOptions& opt, int gates, uint64_t seed) {
+Tally run_gates(const Scenario& s, const gate::GateOptions& opt, int gates, uint64_t seed) {
   Tally t;
   for (int i = 0; i < gates; ++i) {
-    const GateResult r = simulate_gate(s, opt, stats::derive_seed(seed, uint64_t(i)));
+    const gate::GateResult r = simulate_gate(s, opt, stats::derive_seed(seed, uint64_t(i)));
     ++t.gates;
-    t.regression += r.verdict == GateVerdict::regression;
-    t.inconclusive += r.verdict == GateVerdict::inconclusive;
+    t.regression += r.verdict == gate::GateVerdict::regression;
+    t.inconclusive += r.verdict == gate::GateVerdict::inconclusive;
     bool ci_flag = false, wrong_flag = false;
     for (size_t c = 0; c < r.cells.size(); ++c) {
-      const CellComparison& cell = r.cells[c];
+      const gate::CellComparison& cell = r.cells[c];
       const bool truly_slowed = s.slowdown > 0 && (s.slow_all_cells || c == 0);
-      if (cell.verdict == CellVerdict::regression && !truly_slowed) wrong_flag = true;
+      if (cell.verdict == gate::CellVerdict::regression && !truly_slowed) wrong_flag = true;
       if (cell.p_adjusted && *cell.p_adjusted <= opt.alpha && cell.ci_low &&
           *cell.ci_low >= 1.0 + opt.min_effect)
         ci_flag = true;
@@ -32,8 +32,8 @@ Tally run_gates(const Scenario& s, const GateOptions& opt, int gates, uint64_t s
   return t;
 }
 
-SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rounds, int max_looks,
-                               int gates, uint64_t seed, int budget_looks) {
+SequentialTally run_sequential(const Scenario& s, gate::GateOptions opt, int first_rounds,
+                               int max_looks, int gates, uint64_t seed, int budget_looks) {
   SequentialTally t;
   opt.max_looks = max_looks;
   const int most = first_rounds + max_looks - 1;
@@ -44,18 +44,19 @@ SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rou
       opt.look = look;
       const std::vector<Run> base(all.base.begin(), all.base.begin() + rounds);
       const std::vector<Run> head(all.head.begin(), all.head.begin() + rounds);
-      GateResult r = evaluate_gate("base", base, "head", head, opt, all.history);
-      if (r.next != NextStep::stop && look == budget_looks) {
+      gate::GateResult r = gate::evaluate_gate("base", base, "head", head, opt, all.history);
+      if (r.next != gate::NextStep::stop && look == budget_looks) {
         opt.max_looks = look;  // the budget ends the rounds: this look is the last
-        r = evaluate_gate("base", base, "head", head, opt, all.history);
+        r = gate::evaluate_gate("base", base, "head", head, opt, all.history);
         opt.max_looks = max_looks;
       }
-      if (r.next == NextStep::stop || look == max_looks) {
+      if (r.next == gate::NextStep::stop || look == max_looks) {
         ++t.gates;
-        t.regression += r.verdict == GateVerdict::regression;
-        t.inconclusive += r.verdict == GateVerdict::inconclusive;
+        t.regression += r.verdict == gate::GateVerdict::regression;
+        t.inconclusive += r.verdict == gate::GateVerdict::inconclusive;
         t.rounds += rounds;
-        (r.verdict == GateVerdict::regression ? t.rounds_regression : t.rounds_other) += rounds;
+        (r.verdict == gate::GateVerdict::regression ? t.rounds_regression : t.rounds_other) +=
+            rounds;
         t.futility += r.next_reason == "futility";
         break;
       }
@@ -67,7 +68,7 @@ SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rou
   return t;
 }
 
-double smallest_detected(Scenario s, const GateOptions& opt, int gates, uint64_t seed,
+double smallest_detected(Scenario s, const gate::GateOptions& opt, int gates, uint64_t seed,
                          double target) {
   auto detected = [&](double slowdown) {
     s.slowdown = slowdown;

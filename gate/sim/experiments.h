@@ -18,7 +18,7 @@ struct Tally {
 
 // `gates` independent gates; gate i uses seed derive_seed(seed, i), so two scenarios that differ
 // only in the slowdown see the same noise (common random numbers).
-Tally run_gates(const Scenario& s, const GateOptions& opt, int gates, uint64_t seed);
+Tally run_gates(const Scenario& s, const gate::GateOptions& opt, int gates, uint64_t seed);
 
 // Sequential gates (GateOptions::look / max_looks): look k judges the first first_rounds + k - 1
 // rounds of each side and stops at a regression or when the gate says stop. budget_looks > 0
@@ -33,12 +33,12 @@ struct SequentialTally {
   int futility = 0;  // gates that stopped for futility before the last look
   double rate() const { return gates ? double(regression) / gates : 0.0; }
 };
-SequentialTally run_sequential(const Scenario& s, GateOptions opt, int first_rounds, int max_looks,
-                               int gates, uint64_t seed, int budget_looks = 0);
+SequentialTally run_sequential(const Scenario& s, gate::GateOptions opt, int first_rounds,
+                               int max_looks, int gates, uint64_t seed, int budget_looks = 0);
 
 // Smallest slowdown detected in >= target of the gates, by bisection over [0, 1] with common
 // random numbers (detection is then monotone in the slowdown). Returns > 1 if even 100% is not.
-double smallest_detected(Scenario s, const GateOptions& opt, int gates, uint64_t seed,
+double smallest_detected(Scenario s, const gate::GateOptions& opt, int gates, uint64_t seed,
                          double target = 0.95);
 
 struct Coverage {

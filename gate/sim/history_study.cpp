@@ -22,12 +22,12 @@ struct Outcome {
   std::vector<double> mdes;  // the gate's (one cell), -1 when none is stated
 };
 
-Outcome run(Scenario s, const GateOptions& opt, int gates, uint64_t seed) {
+Outcome run(Scenario s, const gate::GateOptions& opt, int gates, uint64_t seed) {
   Outcome o;
   for (int i = 0; i < gates; ++i) {
-    const GateResult r = simulate_gate(s, opt, stats::derive_seed(seed, uint64_t(i)));
+    const gate::GateResult r = simulate_gate(s, opt, stats::derive_seed(seed, uint64_t(i)));
     ++o.gates;
-    o.regression += r.verdict == GateVerdict::regression;
+    o.regression += r.verdict == gate::GateVerdict::regression;
     o.mdes.push_back(r.mde.value_or(-1.0));
   }
   return o;
@@ -51,11 +51,11 @@ std::string median_mde(std::vector<double> v) {
 
 }  // namespace
 
-void print_history_study(const GateOptions& opt, int gates, uint64_t seed) {
+void print_history_study(const gate::GateOptions& opt, int gates, uint64_t seed) {
   const std::vector<Design> designs = {{3, 0, 1.0},  {1, 0, 1.0},  {1, 10, 1.0},
                                        {1, 30, 1.0}, {2, 10, 1.0}, {3, 10, 1.0},
                                        {1, 10, 0.5}, {3, 10, 0.5}, {1, 30, 0.7}};
-  GateOptions aa = opt;
+  gate::GateOptions aa = opt;
   aa.min_effect = 0.0;  // the test's own alpha, whatever the filter
   std::printf(
       "\nTrusted history: H200-like noise (0.1%% a repetition, 0.1%% a run, 0.05%% a cell's run), "

@@ -12,6 +12,6 @@ namespace pg::sim {
 
 // H200-like noise (0.1% a repetition, 0.1% a run, 0.05% a cell's run), 10 repetitions a run.
 // `opt.min_effect` is the min effect of the detection columns; the A/A validity column uses 0.
-void print_history_study(const GateOptions& opt, int gates, uint64_t seed);
+void print_history_study(const gate::GateOptions& opt, int gates, uint64_t seed);
 
 }  // namespace pg::sim

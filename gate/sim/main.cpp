@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   bool quick = false, check = false;
   std::vector<double> cvs = {0.01, 0.03, 0.10};
-  double min_effect = pg::GateOptions{}.min_effect;
+  double min_effect = pg::gate::GateOptions{}.min_effect;
   app.add_option("--gates", gates, "simulated gates per table entry")->check(CLI::PositiveNumber);
   app.add_option("--bisect-gates", bisect_gates, "gates per step of the smallest-slowdown search")
       ->check(CLI::PositiveNumber);
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
                "the trusted-history study: A/A and detection by runs a side and history");
   CLI11_PARSE(app, argc, argv);
 
-  pg::GateOptions holm;  // the defaults: alpha 0.01, min_effect 0.05, holm
+  pg::gate::GateOptions holm;  // the defaults: alpha 0.01, min_effect 0.05, holm
   holm.min_effect = min_effect;
   holm.require_power = require_power;
   holm.futility = !no_futility;
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
   }
   if (ab_study || !design.empty()) {
     if (ab_study) {
-      pg::GateOptions o = holm;
+      pg::gate::GateOptions o = holm;
       o.min_effect = 0.0;  // significance alone: what pairing buys, whatever the filter
       pg::sim::print_ab_study(o, gates, bisect_gates, seed);
     } else {
@@ -157,11 +157,11 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  pg::GateOptions bh = holm;
+  pg::gate::GateOptions bh = holm;
   bh.correction = "bh";
 
   std::map<std::tuple<double, double, bool, std::string>, pg::sim::Tally> memo;
-  auto tally = [&](double cv, double slowdown, bool all, const pg::GateOptions& o) {
+  auto tally = [&](double cv, double slowdown, bool all, const pg::gate::GateOptions& o) {
     auto key = std::make_tuple(cv, slowdown, all, o.correction);
     auto it = memo.find(key);
     if (it == memo.end())
@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
         "\nA/A with run-to-run drift (every cell of a run scaled by one log-normal "
         "factor of this sd), CV 3%%:\n\n| drift sd | false alarms | false alarms with "
         "--min-effect 0.10 |\n|---|---|---|\n");
-    pg::GateOptions wide = holm;
+    pg::gate::GateOptions wide = holm;
     wide.min_effect = 0.10;
     for (double drift : {0.005, 0.01, 0.02, 0.03}) {
       const pg::sim::Scenario s{0.03, reps, 0.0, false, drift};
@@ -277,7 +277,7 @@ int main(int argc, char** argv) {
   if (!quick || drift_table) {
     // The shipped protocol: `runs` alternating runs per side, pooled; each run scaled by a
     // log-normal factor common to its cells (drift), plus one per cell of half that sd.
-    pg::GateOptions old_rule = holm;
+    pg::gate::GateOptions old_rule = holm;
     old_rule.run_level = false;
     std::printf(
         "\nRun-to-run drift, %d runs per side of %d repetitions, CV %.2g%%, %d gates per entry: "

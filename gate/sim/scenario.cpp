@@ -48,7 +48,7 @@ stats::TrustedHistory simulate_history(const Scenario& gate, std::mt19937_64& ge
   std::map<CellKey, std::vector<stats::RunGroups>> by_cell;
   for (int c = 0; c < s.history_commits; ++c) {
     const std::vector<Run> runs{make_run(s, false, gen), make_run(s, false, gen)};
-    for (auto& [key, pool] : stats::pool_cells(runs, "tpot_ms"))
+    for (auto& [key, pool] : gate::pool_cells(runs, "tpot_ms"))
       by_cell[key].push_back(std::move(pool.by_run));
   }
   stats::TrustedHistory h;
@@ -70,9 +70,9 @@ GateRuns simulate_runs(const Scenario& s, int rounds, uint64_t seed) {
   return g;
 }
 
-GateResult simulate_gate(const Scenario& s, const GateOptions& opt, uint64_t seed) {
+gate::GateResult simulate_gate(const Scenario& s, const gate::GateOptions& opt, uint64_t seed) {
   const GateRuns g = simulate_runs(s, std::max(1, s.runs), seed);
-  return evaluate_gate("base", g.base, "head", g.head, opt, g.history);
+  return gate::evaluate_gate("base", g.base, "head", g.head, opt, g.history);
 }
 
 }  // namespace pg::sim

@@ -32,7 +32,7 @@ Run make_run(const Scenario& s, bool head, std::mt19937_64& gen);
 
 // One simulated gate: fresh base and head runs from `seed` (s.runs per side, alternating base and
 // head), through the real evaluate_gate.
-GateResult simulate_gate(const Scenario& s, const GateOptions& opt, uint64_t seed);
+gate::GateResult simulate_gate(const Scenario& s, const gate::GateOptions& opt, uint64_t seed);
 
 // The runs of one simulated gate with up to `rounds` rounds per side, for sequential looks:
 // look k judges the first runs of each side.

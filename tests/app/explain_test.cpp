@@ -28,8 +28,8 @@ class Explain : public ::testing::Test {
       s.import_run(run(kHead, true, 10 + i));
     }
   }
-  std::string render(const GateReporter& r, const app::Comparison& c) {
-    ReportInfo info;
+  std::string render(const gate::GateReporter& r, const app::Comparison& c) {
+    gate::ReportInfo info;
     info.explanations = c.explanations;
     std::ostringstream out;
     r.report(c.result, info, out);
@@ -58,7 +58,7 @@ TEST_F(Explain, NamesTheNewOpsAndEveryChangedCounter) {
   store::Store s(db, true);
   const app::Comparison c = app::compare(s, kBase, kHead, {});
   ASSERT_EQ(c.explanations.size(), 2u);
-  const CellExplanation& silu = c.explanations[0];
+  const gate::CellExplanation& silu = c.explanations[0];
   EXPECT_TRUE(silu.regressed);
   ASSERT_EQ(silu.decode.counters.size(), 2u);  // ops and alloc_bytes
   EXPECT_EQ(silu.decode.counters[0].counter, "ops");
@@ -70,11 +70,11 @@ TEST_F(Explain, NamesTheNewOpsAndEveryChangedCounter) {
   ASSERT_TRUE(silu.decode.grew[0].share);
   EXPECT_NEAR(*silu.decode.grew[0].share, 0.07 / 0.5, 0.02);
 
-  const CellExplanation& sync = c.explanations[1];
+  const gate::CellExplanation& sync = c.explanations[1];
   EXPECT_FALSE(sync.regressed);
   EXPECT_TRUE(sync.counters_changed());
 
-  const std::string table = render(GateTableReporter(false), c);
+  const std::string table = render(gate::GateTableReporter(false), c);
   EXPECT_NE(table.find("decode step: 108 -> 132 ops (+24: aten::mul x12, aten::sigmoid x12)"),
             std::string::npos)
       << table;
@@ -103,12 +103,12 @@ TEST_F(Explain, NamesTheNewOpsAndEveryChangedCounter) {
       << table;
   EXPECT_EQ(table.find("counted twice"), std::string::npos) << table;  // one thread: no overlap
 
-  const std::string md = render(GateMarkdownReporter(), c);
+  const std::string md = render(gate::GateMarkdownReporter(), c);
   EXPECT_NE(md.find("<details><summary>❌ Why <code>"), std::string::npos) << md;
   EXPECT_NE(md.find("aten::sigmoid x12"), std::string::npos);
   EXPECT_NE(md.find("<b>exact counters changed; timing verdict unchanged"), std::string::npos);
 
-  const auto j = nlohmann::json::parse(render(GateJsonReporter(), c));
+  const auto j = nlohmann::json::parse(render(gate::GateJsonReporter(), c));
   const auto& e = j["cells"][0]["explain"];
   EXPECT_EQ(e["available"], true);
   EXPECT_EQ(e["kind"], "op");
@@ -168,7 +168,7 @@ TEST(ExplainKernels, InductorKernelsAreMatchedWithoutTheirIndex) {
   store::Store s(db, true);
   const app::Comparison c = app::compare(s, kBase, kHead, {});
   ASSERT_EQ(c.explanations.size(), 1u);
-  const PhaseExplanation& d = c.explanations[0].decode;
+  const gate::PhaseExplanation& d = c.explanations[0].decode;
   ASSERT_EQ(c.explanations[0].kind, ProfileOpKind::kernel);
   ASSERT_EQ(d.appeared.size(), 1u);
   EXPECT_EQ(d.appeared[0].name, "triton_poi_fused_mul_sigmoid_transpose_view");
@@ -228,7 +228,7 @@ TEST(ExplainKernels, TheTimeBetweenKernelsComesFromTheTimedRunsAndTheAddedKernel
   app::set_min_effect(settings, "0.01");
   const app::Comparison c = app::compare(s, kBase, kHead, settings);
   ASSERT_EQ(c.explanations.size(), 1u);
-  const CellExplanation& e = c.explanations[0];
+  const gate::CellExplanation& e = c.explanations[0];
   ASSERT_TRUE(e.regressed);
   ASSERT_TRUE(e.decode.timeline);
   EXPECT_NEAR(e.decode.timeline->gap_delta_ms(), 0.011, 1e-9);
@@ -239,13 +239,13 @@ TEST(ExplainKernels, TheTimeBetweenKernelsComesFromTheTimedRunsAndTheAddedKernel
   EXPECT_NEAR(e.decode.grew[0].delta_ms() + e.decode.other_delta_ms +
                   e.decode.timeline->gap_delta_ms() - e.decode.overlap_delta_ms(),
               e.decode.timeline->span_delta_ms(), 1e-12);
-  ReportInfo info;
+  gate::ReportInfo info;
   info.explanations = c.explanations;
   std::ostringstream out;
-  GateTableReporter(false).report(c.result, info, out);
+  gate::GateTableReporter(false).report(c.result, info, out);
   const std::string table = out.str();
   ASSERT_TRUE(e.decode.timed);
-  const TimedGaps& g = *e.decode.timed;
+  const gate::TimedGaps& g = *e.decode.timed;
   EXPECT_NEAR(g.base_gap_ms(), 0.0536, 1e-9);
   EXPECT_NEAR(g.head_gap_ms(), 0.0634, 1e-9);
   EXPECT_NEAR(g.per_launch_ms(), 0.0004, 1e-12);
@@ -272,7 +272,7 @@ TEST(ExplainKernels, TheTimeBetweenKernelsComesFromTheTimedRunsAndTheAddedKernel
 
   const auto j = nlohmann::json::parse([&] {
     std::ostringstream o;
-    GateJsonReporter().report(c.result, info, o);
+    gate::GateJsonReporter().report(c.result, info, o);
     return o.str();
   }());
   const auto& timed = j["cells"][0]["explain"]["decode"]["timed"];
@@ -299,7 +299,7 @@ TEST_F(Explain, WithoutATimelineTheRowsSumStandsForTheBusyTime) {
   EXPECT_FALSE(c.explanations[0].decode.timeline);
   ASSERT_TRUE(c.explanations[0].decode.timed);
   EXPECT_NEAR(c.explanations[0].decode.timed->kernel_delta_ms(), 0.13, 1e-9);
-  const std::string table = render(GateTableReporter(false), c);
+  const std::string table = render(gate::GateTableReporter(false), c);
   EXPECT_NE(table.find("decode step: time between host ops in the timed runs (tpot less the "
                        "profiled host op time, the rows' sum: no timeline to remove overlap) "),
             std::string::npos)
@@ -316,10 +316,10 @@ TEST_F(Explain, CounterChangesFailTheGateOnlyWhenAsked) {
     s.import_run(r);
   }
   app::GateSettings settings;
-  EXPECT_EQ(app::compare(s, kBase, other, settings).result.verdict, GateVerdict::pass);
+  EXPECT_EQ(app::compare(s, kBase, other, settings).result.verdict, gate::GateVerdict::pass);
   settings.fail_on_counter_change = true;
   const auto c = app::compare(s, kBase, other, settings);
-  EXPECT_EQ(c.result.verdict, GateVerdict::regression);
+  EXPECT_EQ(c.result.verdict, gate::GateVerdict::regression);
   ASSERT_FALSE(c.result.warnings.empty());
   EXPECT_NE(c.result.warnings.back().find("fail_on_counter_change"), std::string::npos);
 }
@@ -335,8 +335,9 @@ TEST_F(Explain, ACellWithoutAProfileSaysSo) {
   const auto c = app::compare(s, kBase, bare, {});
   ASSERT_EQ(c.explanations.size(), 2u);
   EXPECT_EQ(c.explanations[0].missing, "the head has no profile of this cell");
-  EXPECT_NE(render(GateTableReporter(false), c).find("no explanation: the head has no profile"),
-            std::string::npos);
+  EXPECT_NE(
+      render(gate::GateTableReporter(false), c).find("no explanation: the head has no profile"),
+      std::string::npos);
 }
 
 }  // namespace

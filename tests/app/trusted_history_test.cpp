@@ -87,8 +87,8 @@ class TrustedHistory : public ::testing::Test {
     }
     return app::compare(g, kBase, kHead, settings, scope);
   }
-  const CellComparison& tpot(const app::Comparison& c) {
-    for (const CellComparison& cell : c.result.cells)
+  const gate::CellComparison& tpot(const app::Comparison& c) {
+    for (const gate::CellComparison& cell : c.result.cells)
       if (cell.metric == "tpot_ms") return cell;
     throw std::runtime_error("no tpot cell");
   }
@@ -114,7 +114,7 @@ TEST_F(TrustedHistory, CountsOnlyCleanComparableReplicatedRunsOfOtherCommits) {
 
 TEST_F(TrustedHistory, PoolsWithTheGatesOwnVarianceAndSaysSo) {
   const app::Comparison own = compare(false), pooled = compare(true);
-  const CellComparison &a = tpot(own), &b = tpot(pooled);
+  const gate::CellComparison &a = tpot(own), &b = tpot(pooled);
   EXPECT_EQ(a.variance_source, "runs");
   EXPECT_EQ(*a.runs_df, 4.0);
   EXPECT_FALSE(a.history_df);
@@ -128,12 +128,12 @@ TEST_F(TrustedHistory, PoolsWithTheGatesOwnVarianceAndSaysSo) {
   EXPECT_LT(*b.mde, *a.mde);  // df 14 instead of 4 at alpha / cells
   EXPECT_NE(pooled.result.rule.find("trusted history in 1 of 1 cells"), std::string::npos)
       << pooled.result.rule;
-  const nlohmann::json j = gate_to_json(pooled.result)["cells"][0];
+  const nlohmann::json j = gate::gate_to_json(pooled.result)["cells"][0];
   EXPECT_EQ(j["variance_source"], "pooled");
   EXPECT_EQ(j["runs_df"], 14.0);
   EXPECT_EQ(j["history_df"], 10.0);
   EXPECT_EQ(j["history_commits"], 10);
-  EXPECT_TRUE(gate_to_json(own.result)["cells"][0]["history_df"].is_null());
+  EXPECT_TRUE(gate::gate_to_json(own.result)["cells"][0]["history_df"].is_null());
   bool noted = false;
   for (const std::string& n : pooled.notes) noted = noted || n.rfind("trusted history", 0) == 0;
   EXPECT_TRUE(noted);
@@ -166,8 +166,9 @@ TEST_F(TrustedHistoryOneRun, GivesOneRunASideARunLevelTest) {
   settings.gate.require_power = true;
   const app::Comparison own = compare(false, settings), with = compare(true, settings);
   EXPECT_EQ(tpot(own).test, "mann-whitney");
-  EXPECT_EQ(own.result.verdict, GateVerdict::inconclusive);  // drift-blind under require_power
-  const CellComparison& c = tpot(with);
+  EXPECT_EQ(own.result.verdict,
+            gate::GateVerdict::inconclusive);  // drift-blind under require_power
+  const gate::CellComparison& c = tpot(with);
   EXPECT_EQ(c.test, "runs-t");
   ASSERT_EQ(c.variance_source, "history") << c.note;
   EXPECT_TRUE(with.result.drift_estimated);
@@ -193,7 +194,7 @@ TEST(TrustedHistoryEmpty, SaysTheVarianceIsTheGatesOwn) {
   const app::Comparison c = app::compare(g, kBase, kHead, {}, scope);
   ASSERT_FALSE(c.notes.empty());
   EXPECT_NE(c.notes.back().find("the run variance is the gate's own"), std::string::npos);
-  for (const CellComparison& cell : c.result.cells) {
+  for (const gate::CellComparison& cell : c.result.cells) {
     if (cell.metric == "tpot_ms") {
       EXPECT_EQ(cell.variance_source, "runs");
     }

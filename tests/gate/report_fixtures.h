@@ -13,8 +13,8 @@ namespace pg::report_fixtures {
 inline const std::string kBase = "1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 inline const std::string kHead = "2222222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 
-inline CellComparison cell(int batch, CellVerdict v, std::optional<double> ratio) {
-  CellComparison c;
+inline gate::CellComparison cell(int batch, gate::CellVerdict v, std::optional<double> ratio) {
+  gate::CellComparison c;
   c.key = test::cpu_key(batch, 16);
   c.verdict = v;
   if (ratio) {
@@ -33,14 +33,15 @@ inline CellComparison cell(int batch, CellVerdict v, std::optional<double> ratio
   return c;
 }
 
-inline GateResult regression_result() {
-  GateResult r;
+inline gate::GateResult regression_result() {
+  gate::GateResult r;
   r.base = kBase;
   r.head = kHead;
-  r.verdict = GateVerdict::regression;
-  r.cells = {cell(1, CellVerdict::unchanged, 1.01), cell(2, CellVerdict::regression, 1.08),
-             cell(3, CellVerdict::improvement, 0.90), cell(4, CellVerdict::regression, 1.25),
-             cell(5, CellVerdict::unchanged, 0.99)};
+  r.verdict = gate::GateVerdict::regression;
+  r.cells = {
+      cell(1, gate::CellVerdict::unchanged, 1.01), cell(2, gate::CellVerdict::regression, 1.08),
+      cell(3, gate::CellVerdict::improvement, 0.90), cell(4, gate::CellVerdict::regression, 1.25),
+      cell(5, gate::CellVerdict::unchanged, 0.99)};
   r.base_env = test::cpu_env();
   r.head_env = test::cpu_env();
   r.base_runs = 2;
@@ -48,8 +49,8 @@ inline GateResult regression_result() {
   return r;
 }
 
-inline std::string render(const GateReporter& rep, const GateResult& r,
-                          const ReportInfo& info = {}) {
+inline std::string render(const gate::GateReporter& rep, const gate::GateResult& r,
+                          const gate::ReportInfo& info = {}) {
   std::ostringstream s;
   rep.report(r, info, s);
   return s.str();

@@ -58,17 +58,17 @@ void expect_inert_log(const std::string& out, bool commands_allowed = false) {
 }
 
 // Everything measured code can name in a gate result, all at once.
-GateResult hostile_result() {
+gate::GateResult hostile_result() {
   const std::string evil = "x\n::error::pwned\r  ::warning::cr\x1b[2J##[set-output name=a]b";
-  GateResult r = regression_result();
-  r.verdict = GateVerdict::inconclusive;
+  gate::GateResult r = regression_result();
+  r.verdict = gate::GateVerdict::inconclusive;
   r.cells[0].key.model = "::error::first";  // a line that begins with the name
   r.cells[0].note =
       "\xC2\xA0::notice::nbsp \xC2\x9B"
       "31m";
   r.cells[3].key.model = evil;
   r.cells[3].note = evil;
-  r.cells[4].verdict = CellVerdict::incomparable;
+  r.cells[4].verdict = gate::CellVerdict::incomparable;
   r.cells[4].note = "head has no ok samples: error (" + evil + ")";
   r.base_env["engine.lib"] = "1.0";
   r.head_env["engine.lib"] = "##[error]" + evil;
@@ -77,10 +77,11 @@ GateResult hostile_result() {
 }
 
 TEST(TableReport, TextFromMeasuredCodeStartsNoCommandAndStaysOnItsLine) {
-  const GateResult r = hostile_result();
-  const ReportInfo info{"main\n::error::spelled", "HEAD", "git", "git", {"note\r::error::x"}, {}};
+  const gate::GateResult r = hostile_result();
+  const gate::ReportInfo info{"main\n::error::spelled", "HEAD", "git", "git",
+                              {"note\r::error::x"},     {}};
   for (bool color : {false, true}) {
-    std::string out = render(GateTableReporter{color}, r, info);
+    std::string out = render(gate::GateTableReporter{color}, r, info);
     if (color) {  // perfgate's own colours are the only escape sequences
       for (const char* c : {"\033[31m", "\033[32m", "\033[33m", "\033[1m", "\033[0m"}) {
         for (size_t at = out.find(c); at != std::string::npos; at = out.find(c))
@@ -92,23 +93,24 @@ TEST(TableReport, TextFromMeasuredCodeStartsNoCommandAndStaysOnItsLine) {
 }
 
 TEST(MarkdownReport, TextFromMeasuredCodeStartsNoCommandAndStaysOnItsLine) {
-  const ReportInfo info{"main\n::error::spelled", "HEAD", "git", "git", {"note\r::error::x"}, {}};
-  expect_inert_log(render(GateMarkdownReporter{}, hostile_result(), info));
+  const gate::ReportInfo info{"main\n::error::spelled", "HEAD", "git", "git",
+                              {"note\r::error::x"},     {}};
+  expect_inert_log(render(gate::GateMarkdownReporter{}, hostile_result(), info));
 }
 
 TEST(GithubCommands, TextFromMeasuredCodeIsOnlyEverTheDataOfPerfgatesOwnCommands) {
-  GateResult r = hostile_result();
-  r.verdict = GateVerdict::regression;
-  r.cells[3].verdict = CellVerdict::regression;
-  expect_inert_log(render(GateGithubReporter{}, r), /*commands_allowed=*/true);
+  gate::GateResult r = hostile_result();
+  r.verdict = gate::GateVerdict::regression;
+  r.cells[3].verdict = gate::CellVerdict::regression;
+  expect_inert_log(render(gate::GateGithubReporter{}, r), /*commands_allowed=*/true);
 }
 
 TEST(GateReports, ALongNameIsCutToTwoHundredCharactersWithAnEllipsis) {
-  GateResult r = regression_result();
+  gate::GateResult r = regression_result();
   r.cells[3].key.model = std::string(300, 'm');
   for (const std::string& out :
-       {render(GateTableReporter{false}, r), render(GateMarkdownReporter{}, r),
-        render(GateGithubReporter{}, r)}) {
+       {render(gate::GateTableReporter{false}, r), render(gate::GateMarkdownReporter{}, r),
+        render(gate::GateGithubReporter{}, r)}) {
     EXPECT_EQ(out.find(std::string(200, 'm')), std::string::npos) << out;
     EXPECT_NE(out.find(std::string(199, 'm') + "\u2026"), std::string::npos) << out;
   }

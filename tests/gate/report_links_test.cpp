@@ -19,8 +19,8 @@ const std::string kBase = "1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const std::string kHead = "2222222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 const std::string kDash = "https://perf.example.org/pg/";
 
-CellComparison cell(int batch, CellVerdict v, double ratio) {
-  CellComparison c;
+gate::CellComparison cell(int batch, gate::CellVerdict v, double ratio) {
+  gate::CellComparison c;
   c.key = test::cpu_key(batch, 16);
   c.verdict = v;
   c.base_median = 1.0;
@@ -31,19 +31,21 @@ CellComparison cell(int batch, CellVerdict v, double ratio) {
   return c;
 }
 
-GateResult result() {
-  GateResult r;
+gate::GateResult result() {
+  gate::GateResult r;
   r.base = kBase;
   r.head = kHead;
-  r.verdict = GateVerdict::regression;
-  r.cells = {cell(1, CellVerdict::regression, 1.3), cell(2, CellVerdict::unchanged, 1.0)};
+  r.verdict = gate::GateVerdict::regression;
+  r.cells = {cell(1, gate::CellVerdict::regression, 1.3),
+             cell(2, gate::CellVerdict::unchanged, 1.0)};
   // A model name with every character a URL must escape.
   r.cells[0].key.model = "file:/m y/a&b=c?d#e%f.safetensors";
   return r;
 }
 
-std::string render(const GateReporter& rep, const GateResult& r, const std::string& dash) {
-  ReportInfo info;
+std::string render(const gate::GateReporter& rep, const gate::GateResult& r,
+                   const std::string& dash) {
+  gate::ReportInfo info;
   info.dashboard_url = dash;
   std::ostringstream s;
   rep.report(r, info, s);
@@ -56,15 +58,15 @@ const std::string kTrend0 =
     "&cuda_graphs=false&device=cpu&metric=tpot_ms";
 
 TEST(ReportLinks, TheComparePageOfThePairCarriesOnlySettingsThatDifferFromTheDefaults) {
-  GateResult r = result();
-  EXPECT_EQ(report_links::compare_url(kDash, r),
+  gate::GateResult r = result();
+  EXPECT_EQ(gate::report_links::compare_url(kDash, r),
             "https://perf.example.org/pg/compare?base=" + kBase + "&head=" + kHead);
   r.options.alpha = 0.05;
   r.options.min_effect = 0.1;
   r.options.metric_min_effect = {{"prefill_ms", 0.2}};
   r.options.metrics = {"tpot_ms", "prefill_ms"};
   r.options.correction = "bh";
-  EXPECT_EQ(report_links::compare_url("http://127.0.0.1:8080", r),
+  EXPECT_EQ(gate::report_links::compare_url("http://127.0.0.1:8080", r),
             "http://127.0.0.1:8080/compare?base=" + kBase + "&head=" + kHead +
                 "&alpha=0.05&min_effect=0.1%2Cprefill_ms%3D0.2&metrics=tpot_ms%2Cprefill_ms"
                 "&correction=bh");
@@ -72,26 +74,27 @@ TEST(ReportLinks, TheComparePageOfThePairCarriesOnlySettingsThatDifferFromTheDef
   r = result();
   r.options.min_effect = 0.031;
   r.options.min_effect_source = "auto (3 x run-to-run sd)";
-  EXPECT_NE(report_links::compare_url(kDash, r).find("&min_effect=0.031"), std::string::npos);
+  EXPECT_NE(gate::report_links::compare_url(kDash, r).find("&min_effect=0.031"), std::string::npos);
 }
 
 TEST(ReportLinks, ACellsTrendIsNamedByItsKeyEveryValueEncoded) {
-  EXPECT_EQ(report_links::trend_url(kDash, result().cells[0]), kTrend0);
+  EXPECT_EQ(gate::report_links::trend_url(kDash, result().cells[0]), kTrend0);
 }
 
 TEST(ReportLinks, MarkdownLinksThePairAndEachRegressedCellOnly) {
-  const std::string md = render(GateMarkdownReporter{}, result(), kDash);
+  const std::string md = render(gate::GateMarkdownReporter{}, result(), kDash);
   EXPECT_NE(md.find("[This comparison on the dashboard](https://perf.example.org/pg/compare?base=" +
                     kBase + "&head=" + kHead + ")\n"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("` ([trend](" + kTrend0 + ")) |"), std::string::npos) << md;
   EXPECT_EQ(md.find("batch_size=2"), std::string::npos) << md;  // unchanged: no link
-  EXPECT_EQ(render(GateMarkdownReporter{}, result(), "").find("dashboard"), std::string::npos);
+  EXPECT_EQ(render(gate::GateMarkdownReporter{}, result(), "").find("dashboard"),
+            std::string::npos);
 }
 
 TEST(ReportLinks, EachErrorAnnotationEndsWithItsTrendEscapedAsCommandData) {
-  const std::string gh = render(GateGithubReporter{}, result(), kDash);
+  const std::string gh = render(gate::GateGithubReporter{}, result(), kDash);
   std::string expect = kTrend0;
   for (size_t i = 0; (i = expect.find('%', i)) != std::string::npos; i += 3)
     expect.replace(i, 1, "%25");  // the runner reads %25 as %
@@ -99,16 +102,16 @@ TEST(ReportLinks, EachErrorAnnotationEndsWithItsTrendEscapedAsCommandData) {
   ASSERT_NE(error, std::string::npos) << gh;
   const std::string line = gh.substr(error, gh.find('\n', error) - error);
   EXPECT_TRUE(line.ends_with(" · trend: " + expect)) << line;
-  EXPECT_EQ(render(GateGithubReporter{}, result(), "").find("trend:"), std::string::npos);
+  EXPECT_EQ(render(gate::GateGithubReporter{}, result(), "").find("trend:"), std::string::npos);
 }
 
 TEST(ReportLinks, JsonHasLinksAndATrendPerCellOnlyWhenGiven) {
-  auto j = nlohmann::json::parse(render(GateJsonReporter{}, result(), kDash));
+  auto j = nlohmann::json::parse(render(gate::GateJsonReporter{}, result(), kDash));
   EXPECT_EQ(j["links"]["dashboard"], "https://perf.example.org/pg");
-  EXPECT_EQ(j["links"]["compare"], report_links::compare_url(kDash, result()));
+  EXPECT_EQ(j["links"]["compare"], gate::report_links::compare_url(kDash, result()));
   EXPECT_EQ(j["cells"][0]["trend_url"], kTrend0);
   EXPECT_NE(j["cells"][1]["trend_url"].get<std::string>().find("batch_size=2"), std::string::npos);
-  auto plain = nlohmann::json::parse(render(GateJsonReporter{}, result(), ""));
+  auto plain = nlohmann::json::parse(render(gate::GateJsonReporter{}, result(), ""));
   EXPECT_FALSE(plain.contains("links"));
   EXPECT_FALSE(plain["cells"][0].contains("trend_url"));
 }
@@ -116,13 +119,13 @@ TEST(ReportLinks, JsonHasLinksAndATrendPerCellOnlyWhenGiven) {
 TEST(ReportLinks, OnlyAPlainHttpUrlIsADashboard) {
   for (const char* good : {"http://127.0.0.1:8080", "https://perf.example.org/pg/",
                            "http://[::1]:8080/", "https://perf-1.internal/a/b_c/~d"})
-    EXPECT_NO_THROW(report_links::check_dashboard_url(good)) << good;
+    EXPECT_NO_THROW(gate::report_links::check_dashboard_url(good)) << good;
   for (const char* bad : {"", "perf.example.org", "ftp://perf.example.org", "https://",
                           "https://perf.example.org/?a=1", "https://perf.example.org/#x",
                           "https://perf example.org", "https://perf.example.org/\"><script>",
                           "https://perf.example.org/a)b", "https://perf.example.org/\n"}) {
     try {
-      report_links::check_dashboard_url(bad);
+      gate::report_links::check_dashboard_url(bad);
       ADD_FAILURE() << "accepted: " << bad;
     } catch (const SettingError& e) {
       EXPECT_EQ(e.settings().front(), "dashboard_url") << e.what();

@@ -24,9 +24,9 @@ std::set<std::string> keys_of(const nlohmann::json& j) {
 }
 
 TEST(GateJson, TopLevelAndCellKeysAreSpecs) {
-  GateResult r = regression_result();
-  r.cells.push_back(cell(6, CellVerdict::no_baseline, std::nullopt));
-  nlohmann::json j = nlohmann::json::parse(render(GateJsonReporter{}, r));
+  gate::GateResult r = regression_result();
+  r.cells.push_back(cell(6, gate::CellVerdict::no_baseline, std::nullopt));
+  nlohmann::json j = nlohmann::json::parse(render(gate::GateJsonReporter{}, r));
   for (const char* k : {"base", "head", "verdict", "alpha", "min_effect", "correction", "cells"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
@@ -70,24 +70,24 @@ TEST(GateJson, TopLevelAndCellKeysAreSpecs) {
 }
 
 TEST(GateJson, VerdictSpellings) {
-  GateResult r = regression_result();
-  r.cells.push_back(cell(7, CellVerdict::incomparable, std::nullopt));
-  r.verdict = GateVerdict::inconclusive;
-  nlohmann::json j = gate_to_json(r);
+  gate::GateResult r = regression_result();
+  r.cells.push_back(cell(7, gate::CellVerdict::incomparable, std::nullopt));
+  r.verdict = gate::GateVerdict::inconclusive;
+  nlohmann::json j = gate::gate_to_json(r);
   EXPECT_EQ(j["verdict"], "inconclusive");
   std::set<std::string> verdicts;
   for (const auto& c : j["cells"]) verdicts.insert(c["verdict"]);
   EXPECT_EQ(verdicts,
             (std::set<std::string>{"regression", "improvement", "unchanged", "incomparable"}));
-  r.verdict = GateVerdict::pass;
-  EXPECT_EQ(gate_to_json(r)["verdict"], "pass");
+  r.verdict = gate::GateVerdict::pass;
+  EXPECT_EQ(gate::gate_to_json(r)["verdict"], "pass");
 }
 
 TEST(MarkdownReport, VerdictFirstWorstFirstUnchangedCollapsed) {
-  GateResult r = regression_result();
-  ReportInfo info{
+  gate::GateResult r = regression_result();
+  gate::ReportInfo info{
       "merge-base", "HEAD", "merge-base", "git", {"baseline reused from the store"}, {}};
-  std::string md = render(GateMarkdownReporter{}, r, info);
+  std::string md = render(gate::GateMarkdownReporter{}, r, info);
   std::string first = md.substr(0, md.find('\n'));
   EXPECT_EQ(first.rfind("### ❌ perfgate: 2 regressions in decode latency (tpot", 0), 0u) << first;
   EXPECT_NE(first.find("+25.0%"), std::string::npos) << first;  // the worst one
@@ -117,17 +117,17 @@ TEST(MarkdownReport, VerdictFirstWorstFirstUnchangedCollapsed) {
 }
 
 TEST(MarkdownReport, PassAndLoudWarnings) {
-  GateResult r = regression_result();
-  r.cells = {cell(1, CellVerdict::unchanged, 1.0)};
-  r.verdict = GateVerdict::pass;
-  std::string md = render(GateMarkdownReporter{}, r);
+  gate::GateResult r = regression_result();
+  r.cells = {cell(1, gate::CellVerdict::unchanged, 1.0)};
+  r.verdict = gate::GateVerdict::pass;
+  std::string md = render(gate::GateMarkdownReporter{}, r);
   EXPECT_EQ(md.rfind("### ✅ perfgate: no regression in decode latency", 0), 0u) << md;
 
-  r.verdict = GateVerdict::inconclusive;
+  r.verdict = gate::GateVerdict::inconclusive;
   r.warnings = {"only 3 repetitions per side: the gate can never reach significance"};
   r.head_env["driver"] = "999.1";
-  r.cells.push_back(cell(9, CellVerdict::incomparable, std::nullopt));
-  md = render(GateMarkdownReporter{}, r);
+  r.cells.push_back(cell(9, gate::CellVerdict::incomparable, std::nullopt));
+  md = render(gate::GateMarkdownReporter{}, r);
   EXPECT_EQ(md.rfind("### ⚠️ perfgate: inconclusive", 0), 0u) << md;
   EXPECT_NE(md.find("> [!WARNING]\n> **only 3 repetitions"), std::string::npos) << md;
   EXPECT_NE(md.find("different environments"), std::string::npos) << md;
@@ -135,16 +135,16 @@ TEST(MarkdownReport, PassAndLoudWarnings) {
 }
 
 TEST(MarkdownReport, TextFromOutsideCannotBreakTheTable) {
-  GateResult r = regression_result();
+  gate::GateResult r = regression_result();
   r.cells[1].key.model = "file:/m|<script>.safetensors";
-  std::string md = render(GateMarkdownReporter{}, r);
+  std::string md = render(gate::GateMarkdownReporter{}, r);
   EXPECT_EQ(md.find("<script>"), std::string::npos);
   EXPECT_NE(md.find("file:/m\\|&lt;script&gt;.safetensors"), std::string::npos) << md;
 }
 
 TEST(TableReport, AlignedAndColouredOnlyWhenAsked) {
-  GateResult r = regression_result();
-  std::string plain = render(GateTableReporter{false}, r);
+  gate::GateResult r = regression_result();
+  std::string plain = render(gate::GateTableReporter{false}, r);
   EXPECT_EQ(plain.find('\033'), std::string::npos);
   EXPECT_NE(plain.find("REGRESSION: 2 regressions"), std::string::npos) << plain;
   // Every row of the cell table starts its "cell" column at the same offset.
@@ -160,14 +160,14 @@ TEST(TableReport, AlignedAndColouredOnlyWhenAsked) {
   // Worst first.
   EXPECT_LT(plain.find("B=4 "), plain.find("B=2 "));
 
-  std::string coloured = render(GateTableReporter{true}, r);
+  std::string coloured = render(gate::GateTableReporter{true}, r);
   EXPECT_NE(coloured.find("\033[31m"), std::string::npos);
 }
 
 TEST(GithubCommands, ErrorPerRegressionWarningPerImprovementAndCause) {
-  GateResult r = regression_result();
+  gate::GateResult r = regression_result();
   r.warnings = {"too few repetitions"};
-  std::string out = render(GateGithubReporter{}, r);
+  std::string out = render(gate::GateGithubReporter{}, r);
   size_t errors = 0, warnings = 0;
   std::istringstream lines(out);
   std::string line;
@@ -182,13 +182,13 @@ TEST(GithubCommands, ErrorPerRegressionWarningPerImprovementAndCause) {
 }
 
 TEST(GithubCommands, EscapingFollowsTheWorkflowCommandRules) {
-  EXPECT_EQ(escape_command_data("50% done\r\nnext"), "50%25 done%0D%0Anext");
-  EXPECT_EQ(escape_command_data("a:b,c"), "a:b,c");
-  EXPECT_EQ(escape_command_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+  EXPECT_EQ(gate::escape_command_data("50% done\r\nnext"), "50%25 done%0D%0Anext");
+  EXPECT_EQ(gate::escape_command_data("a:b,c"), "a:b,c");
+  EXPECT_EQ(gate::escape_command_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
 
-  GateResult r = regression_result();
+  gate::GateResult r = regression_result();
   r.cells[3].key.model = "evil\n::error::injected,x:y";
-  std::string out = render(GateGithubReporter{}, r);
+  std::string out = render(gate::GateGithubReporter{}, r);
   std::istringstream lines(out);
   std::string line;
   while (std::getline(lines, line)) {
@@ -204,15 +204,15 @@ TEST(GithubCommands, EscapingFollowsTheWorkflowCommandRules) {
 // workflow commands): none may start a line, open HTML, or break the table.
 TEST(MarkdownReport, EveryStoredStringIsEscapedEnvKeysIncluded) {
   const std::string evil = "x\n::notice::pwned|<script>`\r\n";
-  GateResult r = regression_result();
-  r.verdict = GateVerdict::inconclusive;
+  gate::GateResult r = regression_result();
+  r.verdict = gate::GateVerdict::inconclusive;
   r.base_env[evil] = evil;
   r.head_env[evil] = "other" + evil;
   r.cells[3].key.model = evil;
   r.cells[3].note = evil;
   r.warnings = {evil};
-  ReportInfo info{"main" + evil, "HEAD" + evil, "", "", {evil}, {}};
-  const std::string out = render(GateMarkdownReporter{}, r, info);
+  gate::ReportInfo info{"main" + evil, "HEAD" + evil, "", "", {evil}, {}};
+  const std::string out = render(gate::GateMarkdownReporter{}, r, info);
   std::istringstream lines(out);
   std::string line;
   while (std::getline(lines, line)) EXPECT_NE(line.rfind("::", 0), 0u) << line;
@@ -222,12 +222,12 @@ TEST(MarkdownReport, EveryStoredStringIsEscapedEnvKeysIncluded) {
 }
 
 TEST(ReporterFactory, UnknownFormatIsAUsageError) {
-  EXPECT_NE(make_reporter("table", false), nullptr);
-  EXPECT_NE(make_reporter("markdown", false), nullptr);
-  EXPECT_NE(make_reporter("json", false), nullptr);
-  EXPECT_NE(make_reporter("csv", false), nullptr);
+  EXPECT_NE(gate::make_reporter("table", false), nullptr);
+  EXPECT_NE(gate::make_reporter("markdown", false), nullptr);
+  EXPECT_NE(gate::make_reporter("json", false), nullptr);
+  EXPECT_NE(gate::make_reporter("csv", false), nullptr);
   try {
-    make_reporter("xml", false);
+    gate::make_reporter("xml", false);
     ADD_FAILURE() << "xml was accepted";
   } catch (const SettingError& e) {  // names the setting; the CLI spells it --format
     EXPECT_EQ(e.spelled("--").rfind("--format: unknown format 'xml'", 0), 0u) << e.what();
@@ -235,8 +235,8 @@ TEST(ReporterFactory, UnknownFormatIsAUsageError) {
 }
 
 TEST(CsvReport, OneRowPerCellWithTheKeyColumnsAndTheJsonNumbers) {
-  const GateResult r = regression_result();
-  const std::string csv = render(GateCsvReporter{}, r);
+  const gate::GateResult r = regression_result();
+  const std::string csv = render(gate::GateCsvReporter{}, r);
   std::istringstream lines(csv);
   std::string header, line;
   ASSERT_TRUE(std::getline(lines, header));
@@ -246,7 +246,7 @@ TEST(CsvReport, OneRowPerCellWithTheKeyColumnsAndTheJsonNumbers) {
             0u)
       << header;
   EXPECT_EQ(header.back(), '\r');  // RFC 4180 line ends, as the export's CSV
-  const nlohmann::json j = gate_to_json(r);
+  const nlohmann::json j = gate::gate_to_json(r);
   size_t rows = 0;
   while (std::getline(lines, line)) {
     ASSERT_LT(rows, j["cells"].size());

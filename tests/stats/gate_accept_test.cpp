@@ -25,36 +25,36 @@ std::vector<Run> side(int first_id, uint64_t seed, double slow0 = 1.0, double sl
   return out;
 }
 
-GateOptions accepting(double ratio, const std::string& metric = "tpot_ms") {
-  GateOptions o;
+gate::GateOptions accepting(double ratio, const std::string& metric = "tpot_ms") {
+  gate::GateOptions o;
   o.metrics = {"tpot_ms"};
   if (metric != "tpot_ms") o.metrics.push_back(metric);
   o.accepted_ratio[{sweep_keys()[0], metric}] = ratio;
   return o;
 }
 
-const CellComparison& cell(const GateResult& r, const CellKey& key,
-                           const std::string& metric = "tpot_ms") {
-  for (const CellComparison& c : r.cells)
+const gate::CellComparison& cell(const gate::GateResult& r, const CellKey& key,
+                                 const std::string& metric = "tpot_ms") {
+  for (const gate::CellComparison& c : r.cells)
     if (c.key == key && c.metric == metric) return c;
   throw std::runtime_error("no such cell");
 }
 
 TEST(GateAccept, TheAcceptedSlowdownPassesAndKeepsItsMeasuredFigures) {
-  GateOptions plain;
+  gate::GateOptions plain;
   plain.metrics = {"tpot_ms"};
   const auto base = side(1, 10), head = side(4, 20, 1.10);
-  const GateResult before = evaluate_gate("b", base, "h", head, plain);
-  ASSERT_EQ(before.verdict, GateVerdict::regression);
-  const CellComparison& slow = cell(before, sweep_keys()[0]);
-  ASSERT_EQ(slow.verdict, CellVerdict::regression);
+  const gate::GateResult before = gate::evaluate_gate("b", base, "h", head, plain);
+  ASSERT_EQ(before.verdict, gate::GateVerdict::regression);
+  const gate::CellComparison& slow = cell(before, sweep_keys()[0]);
+  ASSERT_EQ(slow.verdict, gate::CellVerdict::regression);
 
   // Accepting exactly what was measured: the same runs now pass.
-  const GateResult after = evaluate_gate("b", base, "h", head, accepting(*slow.ratio));
-  EXPECT_EQ(after.verdict, GateVerdict::pass);
-  EXPECT_EQ(gate_exit_code(after), 0);
-  const CellComparison& c = cell(after, sweep_keys()[0]);
-  EXPECT_EQ(c.verdict, CellVerdict::accepted);
+  const gate::GateResult after = gate::evaluate_gate("b", base, "h", head, accepting(*slow.ratio));
+  EXPECT_EQ(after.verdict, gate::GateVerdict::pass);
+  EXPECT_EQ(gate::gate_exit_code(after), 0);
+  const gate::CellComparison& c = cell(after, sweep_keys()[0]);
+  EXPECT_EQ(c.verdict, gate::CellVerdict::accepted);
   EXPECT_EQ(to_string(c.verdict), "accepted");
   ASSERT_TRUE(c.accepted_ratio);
   EXPECT_DOUBLE_EQ(*c.accepted_ratio, *slow.ratio);
@@ -71,33 +71,36 @@ TEST(GateAccept, TheAcceptedSlowdownPassesAndKeepsItsMeasuredFigures) {
 }
 
 TEST(GateAccept, AHeadThatGetsSlowerAgainFailsAgain) {
-  const GateResult r = evaluate_gate("b", side(1, 10), "h", side(4, 20, 1.25), accepting(1.10));
-  EXPECT_EQ(r.verdict, GateVerdict::regression);
-  const CellComparison& c = cell(r, sweep_keys()[0]);
-  EXPECT_EQ(c.verdict, CellVerdict::regression);
+  const gate::GateResult r =
+      gate::evaluate_gate("b", side(1, 10), "h", side(4, 20, 1.25), accepting(1.10));
+  EXPECT_EQ(r.verdict, gate::GateVerdict::regression);
+  const gate::CellComparison& c = cell(r, sweep_keys()[0]);
+  EXPECT_EQ(c.verdict, gate::CellVerdict::regression);
   EXPECT_NEAR(*c.ratio, 1.25, 0.01);  // the change against the base
   EXPECT_NE(c.note.find("slower than the accepted +10%"), std::string::npos) << c.note;
 }
 
 TEST(GateAccept, ASlowerHeadWithinTheMinEffectOfTheAcceptedLevelPasses) {
   // Accepted +10%, measured +12%: 1.12 / 1.10 is +1.8%, under the default min effect of 5%.
-  const GateResult r = evaluate_gate("b", side(1, 10), "h", side(4, 20, 1.12), accepting(1.10));
-  EXPECT_EQ(r.verdict, GateVerdict::pass);
-  EXPECT_EQ(cell(r, sweep_keys()[0]).verdict, CellVerdict::accepted);
+  const gate::GateResult r =
+      gate::evaluate_gate("b", side(1, 10), "h", side(4, 20, 1.12), accepting(1.10));
+  EXPECT_EQ(r.verdict, gate::GateVerdict::pass);
+  EXPECT_EQ(cell(r, sweep_keys()[0]).verdict, gate::CellVerdict::accepted);
 }
 
 TEST(GateAccept, AnAcceptanceCoversItsCellOnly) {
-  const GateResult r =
-      evaluate_gate("b", side(1, 10), "h", side(4, 20, 1.10, 1.10), accepting(1.10));
-  EXPECT_EQ(r.verdict, GateVerdict::regression);
-  EXPECT_EQ(cell(r, sweep_keys()[0]).verdict, CellVerdict::accepted);
-  EXPECT_EQ(cell(r, sweep_keys()[1]).verdict, CellVerdict::regression);
+  const gate::GateResult r =
+      gate::evaluate_gate("b", side(1, 10), "h", side(4, 20, 1.10, 1.10), accepting(1.10));
+  EXPECT_EQ(r.verdict, gate::GateVerdict::regression);
+  EXPECT_EQ(cell(r, sweep_keys()[0]).verdict, gate::CellVerdict::accepted);
+  EXPECT_EQ(cell(r, sweep_keys()[1]).verdict, gate::CellVerdict::regression);
 }
 
 TEST(GateAccept, AHeadNoLongerSlowerIsUnchanged) {
-  const GateResult r = evaluate_gate("b", side(1, 10), "h", side(4, 20), accepting(1.10));
-  EXPECT_EQ(r.verdict, GateVerdict::pass);
-  EXPECT_EQ(cell(r, sweep_keys()[0]).verdict, CellVerdict::unchanged);
+  const gate::GateResult r =
+      gate::evaluate_gate("b", side(1, 10), "h", side(4, 20), accepting(1.10));
+  EXPECT_EQ(r.verdict, gate::GateVerdict::pass);
+  EXPECT_EQ(cell(r, sweep_keys()[0]).verdict, gate::CellVerdict::unchanged);
   EXPECT_NEAR(*cell(r, sweep_keys()[0]).ratio, 1.0, 0.01);
 }
 
@@ -114,14 +117,16 @@ TEST(GateAccept, PairedRunsAreTestedAgainstTheAcceptedLevelToo) {
     return test::make_ab_run(1, "ab-1", cells);
   };
   const auto accepted = ab(1.10), slower = ab(1.25);
-  const GateResult ok = evaluate_gate("b", {accepted.base}, "h", {accepted.head}, accepting(1.10));
+  const gate::GateResult ok =
+      gate::evaluate_gate("b", {accepted.base}, "h", {accepted.head}, accepting(1.10));
   EXPECT_EQ(ok.design, "paired");
-  EXPECT_EQ(ok.verdict, GateVerdict::pass);
-  EXPECT_EQ(cell(ok, sweep_keys()[0]).verdict, CellVerdict::accepted);
+  EXPECT_EQ(ok.verdict, gate::GateVerdict::pass);
+  EXPECT_EQ(cell(ok, sweep_keys()[0]).verdict, gate::CellVerdict::accepted);
   EXPECT_NEAR(*cell(ok, sweep_keys()[0]).ratio, 1.10, 0.01);
-  const GateResult bad = evaluate_gate("b", {slower.base}, "h", {slower.head}, accepting(1.10));
-  EXPECT_EQ(bad.verdict, GateVerdict::regression);
-  EXPECT_EQ(cell(bad, sweep_keys()[0]).verdict, CellVerdict::regression);
+  const gate::GateResult bad =
+      gate::evaluate_gate("b", {slower.base}, "h", {slower.head}, accepting(1.10));
+  EXPECT_EQ(bad.verdict, gate::GateVerdict::regression);
+  EXPECT_EQ(cell(bad, sweep_keys()[0]).verdict, gate::CellVerdict::regression);
 }
 
 TEST(GateAccept, AcceptedPeakMemoryIsComparedAgainstTheAcceptedPeak) {
@@ -132,22 +137,22 @@ TEST(GateAccept, AcceptedPeakMemoryIsComparedAgainstTheAcceptedPeak) {
     return runs;
   };
   const auto base = with_memory(side(1, 10), gib);
-  const GateResult ok = evaluate_gate("b", base, "h", with_memory(side(4, 20), 2 * gib),
-                                      accepting(2.0, "peak_alloc_bytes"));
-  const CellComparison& accepted = cell(ok, sweep_keys()[0], "peak_alloc_bytes");
-  EXPECT_EQ(accepted.verdict, CellVerdict::accepted);
+  const gate::GateResult ok = gate::evaluate_gate("b", base, "h", with_memory(side(4, 20), 2 * gib),
+                                                  accepting(2.0, "peak_alloc_bytes"));
+  const gate::CellComparison& accepted = cell(ok, sweep_keys()[0], "peak_alloc_bytes");
+  EXPECT_EQ(accepted.verdict, gate::CellVerdict::accepted);
   EXPECT_DOUBLE_EQ(*accepted.ratio, 2.0);
   EXPECT_DOUBLE_EQ(*accepted.base_median, gib);
-  EXPECT_EQ(cell(ok, sweep_keys()[1], "peak_alloc_bytes").verdict, CellVerdict::regression);
-  const GateResult more = evaluate_gate("b", base, "h", with_memory(side(4, 20), 3 * gib),
-                                        accepting(2.0, "peak_alloc_bytes"));
-  EXPECT_EQ(cell(more, sweep_keys()[0], "peak_alloc_bytes").verdict, CellVerdict::regression);
+  EXPECT_EQ(cell(ok, sweep_keys()[1], "peak_alloc_bytes").verdict, gate::CellVerdict::regression);
+  const gate::GateResult more = gate::evaluate_gate(
+      "b", base, "h", with_memory(side(4, 20), 3 * gib), accepting(2.0, "peak_alloc_bytes"));
+  EXPECT_EQ(cell(more, sweep_keys()[0], "peak_alloc_bytes").verdict, gate::CellVerdict::regression);
 }
 
 TEST(GateAccept, AnAcceptedRatioMustBePositive) {
   for (double bad : {0.0, -1.0, std::nan("")}) {
     try {
-      evaluate_gate("b", side(1, 10), "h", side(4, 20), accepting(bad));
+      gate::evaluate_gate("b", side(1, 10), "h", side(4, 20), accepting(bad));
       FAIL() << "accepted ratio " << bad;
     } catch (const SettingError& e) {
       EXPECT_NE(std::string(e.what()).find("accepted_ratio"), std::string::npos) << e.what();

@@ -54,8 +54,8 @@ Sides ab_runs(int k, int pairs, double slowdown, double noise = 0.0005) {
   return s;
 }
 
-GateOptions options() {
-  GateOptions o;
+gate::GateOptions options() {
+  gate::GateOptions o;
   o.min_effect = 0.005;
   o.bootstrap_iters = 0;
   return o;
@@ -68,14 +68,14 @@ void strip_pairing(Sides& s) {
 
 TEST(PairedGate, AaPassesUnderLargeDriftBetweenRuns) {
   const Sides s = ab_runs(3, 20, 0.0);
-  const GateResult r = evaluate_gate("b", s.base, "h", s.head, options());
-  EXPECT_EQ(r.verdict, GateVerdict::pass);
+  const gate::GateResult r = gate::evaluate_gate("b", s.base, "h", s.head, options());
+  EXPECT_EQ(r.verdict, gate::GateVerdict::pass);
   EXPECT_EQ(r.design, "paired");
   EXPECT_EQ(r.ab_runs, 3);
   EXPECT_EQ(r.blocks, 30);
   EXPECT_EQ(r.pairs, 60);
   EXPECT_NE(r.rule.find("means of 3 A/B runs"), std::string::npos) << r.rule;
-  for (const CellComparison& c : r.cells) {
+  for (const gate::CellComparison& c : r.cells) {
     if (c.metric != "tpot_ms") continue;
     EXPECT_EQ(c.test, "paired-t");
     EXPECT_EQ(c.paired_unit, "ab-run");
@@ -86,23 +86,24 @@ TEST(PairedGate, AaPassesUnderLargeDriftBetweenRuns) {
 
 TEST(PairedGate, OnePercentSlowerHeadIsCaughtWhereUnpairedIsNot) {
   Sides s = ab_runs(3, 20, 0.01);
-  const GateResult paired = evaluate_gate("b", s.base, "h", s.head, options());
-  EXPECT_EQ(paired.verdict, GateVerdict::regression);
+  const gate::GateResult paired = gate::evaluate_gate("b", s.base, "h", s.head, options());
+  EXPECT_EQ(paired.verdict, gate::GateVerdict::regression);
   int caught = 0;
-  for (const CellComparison& c : paired.cells) caught += c.verdict == CellVerdict::regression;
+  for (const gate::CellComparison& c : paired.cells)
+    caught += c.verdict == gate::CellVerdict::regression;
   EXPECT_EQ(caught, 12);
   strip_pairing(s);  // the same repetitions judged as ordinary runs: drift swamps 1%
-  const GateResult unpaired = evaluate_gate("b", s.base, "h", s.head, options());
+  const gate::GateResult unpaired = gate::evaluate_gate("b", s.base, "h", s.head, options());
   EXPECT_EQ(unpaired.design, "unpaired");
-  EXPECT_NE(unpaired.verdict, GateVerdict::regression);
+  EXPECT_NE(unpaired.verdict, gate::GateVerdict::regression);
   // Ordinary runs are not A/B runs: no warning about pairing.
   for (const std::string& w : unpaired.warnings) EXPECT_EQ(w.find("NOT PAIRED"), std::string::npos);
 }
 
 TEST(PairedGate, OneAbRunTestsBlocksAndStatesItsPower) {
   Sides s = ab_runs(1, 20, 0.0);
-  GateResult r = evaluate_gate("b", s.base, "h", s.head, options());
-  EXPECT_EQ(r.verdict, GateVerdict::pass);
+  gate::GateResult r = gate::evaluate_gate("b", s.base, "h", s.head, options());
+  EXPECT_EQ(r.verdict, gate::GateVerdict::pass);
   EXPECT_EQ(r.blocks, 10);
   EXPECT_NE(r.rule.find("10 ABBA blocks"), std::string::npos) << r.rule;
   EXPECT_NE(r.rule.find("1 A/B run"), std::string::npos) << r.rule;
@@ -112,7 +113,7 @@ TEST(PairedGate, OneAbRunTestsBlocksAndStatesItsPower) {
   EXPECT_TRUE(r.drift_estimated);
   EXPECT_TRUE(r.rules_out_min_effect);
   for (const std::string& w : r.warnings) EXPECT_EQ(w.find("ONE RUN PER SIDE"), std::string::npos);
-  for (const CellComparison& c : r.cells) {
+  for (const gate::CellComparison& c : r.cells) {
     if (c.metric != "tpot_ms") continue;
     EXPECT_EQ(c.paired_unit, "block");
     EXPECT_EQ(c.blocks, 10);
@@ -122,8 +123,8 @@ TEST(PairedGate, OneAbRunTestsBlocksAndStatesItsPower) {
     EXPECT_LT(*c.upper_bound, *c.ci_high);  // the one-sided 95% bound inside the two-sided one
   }
   s = ab_runs(1, 20, 0.01);
-  r = evaluate_gate("b", s.base, "h", s.head, options());
-  EXPECT_EQ(r.verdict, GateVerdict::regression);
+  r = gate::evaluate_gate("b", s.base, "h", s.head, options());
+  EXPECT_EQ(r.verdict, gate::GateVerdict::regression);
 }
 
 double tpot(const CellKey& key, const std::vector<double>& steps) {
@@ -132,11 +133,11 @@ double tpot(const CellKey& key, const std::vector<double>& steps) {
 
 TEST(PairedGate, PValuesAreThePairedTestsAdjustedByHolm) {
   const Sides s = ab_runs(1, 24, 0.0005, 0.002);
-  GateOptions o = options();
+  gate::GateOptions o = options();
   o.metrics = {"tpot_ms"};
-  const GateResult r = evaluate_gate("b", s.base, "h", s.head, o);
+  const gate::GateResult r = gate::evaluate_gate("b", s.base, "h", s.head, o);
   std::vector<double> slower, faster;
-  for (const CellComparison& c : r.cells) {
+  for (const gate::CellComparison& c : r.cells) {
     stats::AbPairs p;
     for (const CellResult& b : s.base[0].cells)
       if (b.key == c.key) {
@@ -165,12 +166,12 @@ TEST(PairedGate, MixedPairedAndOrdinaryRunsFallBackWithAWarning) {
   Sides s = ab_runs(2, 20, 0.0);
   s.base[1].ab.reset();
   s.head[1].ab.reset();
-  const GateResult r = evaluate_gate("b", s.base, "h", s.head, options());
+  const gate::GateResult r = gate::evaluate_gate("b", s.base, "h", s.head, options());
   EXPECT_EQ(r.design, "unpaired");
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_EQ(r.warnings[0].find("NOT PAIRED"), 0u) << r.warnings[0];
   EXPECT_NE(r.warnings[0].find("2 of the 4 runs"), std::string::npos) << r.warnings[0];
-  for (const CellComparison& c : r.cells)
+  for (const gate::CellComparison& c : r.cells)
     if (c.metric == "tpot_ms") {
       EXPECT_EQ(c.test, "runs-t");
     }
@@ -181,24 +182,24 @@ TEST(PairedGate, BrokenPairsFallBackAndSayWhere) {
   s.head[0].cells[3].samples.decode_ms.pop_back();
   s.head[0].cells[3].samples.prefill_ms.pop_back();
   s.head[0].cells[3].samples.ab_position.pop_back();
-  GateResult r = evaluate_gate("b", s.base, "h", s.head, options());
+  gate::GateResult r = gate::evaluate_gate("b", s.base, "h", s.head, options());
   EXPECT_EQ(r.design, "unpaired");
   EXPECT_NE(r.warnings[0].find("20 base and 19 head repetitions"), std::string::npos)
       << r.warnings[0];
   s = ab_runs(1, 20, 0.0);
   s.head[0].ab->uuid = "other";
-  r = evaluate_gate("b", s.base, "h", s.head, options());
+  r = gate::evaluate_gate("b", s.base, "h", s.head, options());
   EXPECT_EQ(r.design, "unpaired");
   EXPECT_NE(r.warnings[0].find("is not among the head runs"), std::string::npos) << r.warnings[0];
   s = ab_runs(1, 20, 0.0);
   s.base[0].cells[0].samples.ab_position[0] = s.head[0].cells[0].samples.ab_position[0];
-  r = evaluate_gate("b", s.base, "h", s.head, options());
+  r = gate::evaluate_gate("b", s.base, "h", s.head, options());
   EXPECT_NE(r.warnings[0].find("same position"), std::string::npos) << r.warnings[0];
 }
 
 TEST(PairedGate, OddPairsDropTheIncompleteBlockAndSaySo) {
   const Sides s = ab_runs(1, 21, 0.0);
-  const GateResult r = evaluate_gate("b", s.base, "h", s.head, options());
+  const gate::GateResult r = gate::evaluate_gate("b", s.base, "h", s.head, options());
   EXPECT_EQ(r.blocks, 10);
   EXPECT_EQ(r.pairs, 20);
   EXPECT_NE(r.cells[0].note.find("incomplete last ABBA block"), std::string::npos)
@@ -207,8 +208,8 @@ TEST(PairedGate, OddPairsDropTheIncompleteBlockAndSaySo) {
 
 TEST(PairedGate, TooFewPairsIsInconclusive) {
   const Sides s = ab_runs(1, 3, 0.5);
-  const GateResult r = evaluate_gate("b", s.base, "h", s.head, options());
-  EXPECT_EQ(r.verdict, GateVerdict::inconclusive);
+  const gate::GateResult r = gate::evaluate_gate("b", s.base, "h", s.head, options());
+  EXPECT_EQ(r.verdict, gate::GateVerdict::inconclusive);
   bool warned = false;
   for (const std::string& w : r.warnings) warned = warned || w.find("TOO FEW PAIRS") == 0;
   EXPECT_TRUE(warned);
@@ -216,15 +217,15 @@ TEST(PairedGate, TooFewPairsIsInconclusive) {
 
 TEST(PairedGate, PrefillIsPairedAndMemoryStaysExact) {
   const Sides s = ab_runs(1, 20, 0.01);
-  GateOptions o = options();
+  gate::GateOptions o = options();
   o.metrics = {"tpot_ms", "prefill_ms"};
-  const GateResult r = evaluate_gate("b", s.base, "h", s.head, o);
+  const gate::GateResult r = gate::evaluate_gate("b", s.base, "h", s.head, o);
   int prefill = 0;
-  for (const CellComparison& c : r.cells)
+  for (const gate::CellComparison& c : r.cells)
     if (c.metric == "prefill_ms") {
       ++prefill;
       EXPECT_EQ(c.test, "paired-t");
-      EXPECT_EQ(c.verdict, CellVerdict::regression);
+      EXPECT_EQ(c.verdict, gate::CellVerdict::regression);
     }
   EXPECT_EQ(prefill, 12);
 }

@@ -47,7 +47,7 @@ void expect_close(const std::optional<double>& expected, const std::optional<dou
 }
 
 struct Case {
-  GateOptions opt;
+  gate::GateOptions opt;
   std::vector<RefLine> lines;
 };
 
@@ -96,13 +96,13 @@ TEST(GateRefs, EveryCellAgreesWithScipyAndStatsmodels) {
   }
   ASSERT_GE(cases.size(), 6u);
   for (const auto& [name, c] : cases) {
-    const GateResult g =
-        evaluate_gate("b", side_runs(c.lines, 3, 1), "h", side_runs(c.lines, 4, 100), c.opt);
+    const gate::GateResult g =
+        gate::evaluate_gate("b", side_runs(c.lines, 3, 1), "h", side_runs(c.lines, 4, 100), c.opt);
     ASSERT_EQ(g.cells.size(), c.lines.size()) << name;
     for (const RefLine& l : c.lines) {
       const CellKey key = test::cell_key(1 + std::stoi(l.fields[0]), 64);
-      const CellComparison* cell = nullptr;
-      for (const CellComparison& x : g.cells)
+      const gate::CellComparison* cell = nullptr;
+      for (const gate::CellComparison& x : g.cells)
         if (x.key == key && x.metric == l.fields[1]) cell = &x;
       const std::string what = name + " cell " + l.fields[0] + " " + l.fields[1];
       ASSERT_NE(cell, nullptr) << what;

@@ -15,13 +15,13 @@ using test::sweep;
 
 const auto kSame = [](int) { return 1.0; };
 
-const CellComparison& cell_of(const GateResult& r, const CellKey& k) {
-  for (const CellComparison& c : r.cells)
+const gate::CellComparison& cell_of(const gate::GateResult& r, const CellKey& k) {
+  for (const gate::CellComparison& c : r.cells)
     if (c.key == k) return c;
   throw std::runtime_error("cell not in result");
 }
 
-bool has_warning(const GateResult& r, const std::string& part) {
+bool has_warning(const gate::GateResult& r, const std::string& part) {
   for (const std::string& w : r.warnings)
     if (w.find(part) != std::string::npos) return true;
   return false;
@@ -29,12 +29,13 @@ bool has_warning(const GateResult& r, const std::string& part) {
 
 TEST(Gate, IdenticalDataPasses) {
   const auto data = sweep(10, 0.03, 1, kSame);
-  const GateResult r = evaluate_gate("b", {make_run(1, data)}, "h", {make_run(2, data)}, {});
-  EXPECT_EQ(r.verdict, GateVerdict::pass);
-  EXPECT_EQ(gate_exit_code(r), 0);
+  const gate::GateResult r =
+      gate::evaluate_gate("b", {make_run(1, data)}, "h", {make_run(2, data)}, {});
+  EXPECT_EQ(r.verdict, gate::GateVerdict::pass);
+  EXPECT_EQ(gate::gate_exit_code(r), 0);
   ASSERT_EQ(r.cells.size(), 12u);
-  for (const CellComparison& c : r.cells) {
-    EXPECT_EQ(c.verdict, CellVerdict::unchanged);
+  for (const gate::CellComparison& c : r.cells) {
+    EXPECT_EQ(c.verdict, gate::CellVerdict::unchanged);
     EXPECT_DOUBLE_EQ(*c.ratio, 1.0);
     EXPECT_GT(*c.p_value, 0.4);
     EXPECT_LE(*c.ci_low, 1.0);
@@ -48,28 +49,30 @@ TEST(Gate, IdenticalDataPasses) {
   EXPECT_TRUE(has_warning(r, "UNDERPOWERED"));
   EXPECT_TRUE(r.underpowered);
   EXPECT_FALSE(r.mde.has_value());
-  for (const CellComparison& c : r.cells) EXPECT_FALSE(c.mde.has_value());
+  for (const gate::CellComparison& c : r.cells) EXPECT_FALSE(c.mde.has_value());
   EXPECT_FALSE(r.drift_estimated);
 }
 
 TEST(Gate, IndependentNoiseAtThreePercentPasses) {
   for (uint64_t seed = 1; seed <= 5; ++seed) {
-    const GateResult r = evaluate_gate("b", {make_run(1, sweep(10, 0.03, seed, kSame))}, "h",
-                                       {make_run(2, sweep(10, 0.03, seed + 50, kSame))}, {});
-    EXPECT_EQ(r.verdict, GateVerdict::pass) << "seed " << seed;
+    const gate::GateResult r =
+        gate::evaluate_gate("b", {make_run(1, sweep(10, 0.03, seed, kSame))}, "h",
+                            {make_run(2, sweep(10, 0.03, seed + 50, kSame))}, {});
+    EXPECT_EQ(r.verdict, gate::GateVerdict::pass) << "seed " << seed;
   }
 }
 
 TEST(Gate, TwentyPercentSlowdownOfOneCellIsARegression) {
   const auto base = sweep(10, 0.01, 1, kSame);
   const auto head = sweep(10, 0.01, 2, [](int i) { return i == 4 ? 1.2 : 1.0; });
-  const GateResult r = evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, {});
-  EXPECT_EQ(r.verdict, GateVerdict::regression);
-  EXPECT_EQ(gate_exit_code(r), 1);
+  const gate::GateResult r =
+      gate::evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, {});
+  EXPECT_EQ(r.verdict, gate::GateVerdict::regression);
+  EXPECT_EQ(gate::gate_exit_code(r), 1);
   int regressions = 0;
   for (size_t i = 0; i < r.cells.size(); ++i) {
-    const CellComparison& c = r.cells[i];
-    if (c.verdict != CellVerdict::regression) continue;
+    const gate::CellComparison& c = r.cells[i];
+    if (c.verdict != gate::CellVerdict::regression) continue;
     ++regressions;
     EXPECT_EQ(c.key, test::sweep_keys()[4]);
     EXPECT_NEAR(*c.ratio, 1.2, 0.03);
@@ -85,10 +88,11 @@ TEST(Gate, TwentyPercentSlowdownOfOneCellIsARegression) {
 TEST(Gate, SpeedupIsAnImprovementAndPasses) {
   const auto base = sweep(10, 0.01, 1, kSame);
   const auto head = sweep(10, 0.01, 2, [](int i) { return i == 0 ? 0.8 : 1.0; });
-  const GateResult r = evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, {});
-  EXPECT_EQ(r.verdict, GateVerdict::pass);
-  const CellComparison& c = cell_of(r, test::sweep_keys()[0]);
-  EXPECT_EQ(c.verdict, CellVerdict::improvement);
+  const gate::GateResult r =
+      gate::evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, {});
+  EXPECT_EQ(r.verdict, gate::GateVerdict::pass);
+  const gate::CellComparison& c = cell_of(r, test::sweep_keys()[0]);
+  EXPECT_EQ(c.verdict, gate::CellVerdict::improvement);
   EXPECT_NEAR(*c.ratio, 0.8, 0.02);
   // The reported p is the one-sided "head faster" p of the direction the cell moved.
   EXPECT_NEAR(*c.p_value, 1.0 / 184756.0, 1e-12);
@@ -98,14 +102,16 @@ TEST(Gate, SignificantButSmallerThanMinEffectIsUnchanged) {
   // 3% slower at CV 0.2%: overwhelmingly significant, but below the 5% that matters.
   const auto base = sweep(10, 0.002, 1, kSame);
   const auto head = sweep(10, 0.002, 2, [](int i) { return i == 0 ? 1.03 : 1.0; });
-  GateOptions opt;
-  const GateResult r = evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, opt);
-  EXPECT_EQ(r.verdict, GateVerdict::pass);
-  EXPECT_EQ(cell_of(r, test::sweep_keys()[0]).verdict, CellVerdict::unchanged);
+  gate::GateOptions opt;
+  const gate::GateResult r =
+      gate::evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, opt);
+  EXPECT_EQ(r.verdict, gate::GateVerdict::pass);
+  EXPECT_EQ(cell_of(r, test::sweep_keys()[0]).verdict, gate::CellVerdict::unchanged);
   EXPECT_LE(*cell_of(r, test::sweep_keys()[0]).p_adjusted, 0.01);
   opt.min_effect = 0.02;  // --min-effect 0.02 makes the same data a regression
-  const GateResult strict = evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, opt);
-  EXPECT_EQ(strict.verdict, GateVerdict::regression);
+  const gate::GateResult strict =
+      gate::evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, opt);
+  EXPECT_EQ(strict.verdict, gate::GateVerdict::regression);
 }
 
 TEST(Gate, DifferentEnvironmentsAreIncomparable) {
@@ -114,11 +120,13 @@ TEST(Gate, DifferentEnvironmentsAreIncomparable) {
   other["torch"] = "2.10.0";
   other["hostname"] = "b";  // not a performance field: alone it would not matter
   const auto slow = sweep(10, 0.01, 2, [](int) { return 1.5; });
-  const GateResult r = evaluate_gate("b", {make_run(1, data)}, "h", {make_run(2, slow, other)}, {});
-  EXPECT_EQ(r.verdict, GateVerdict::inconclusive);  // never a silent comparison, even if slower
-  EXPECT_EQ(gate_exit_code(r), 3);
-  for (const CellComparison& c : r.cells) {
-    EXPECT_EQ(c.verdict, CellVerdict::incomparable);
+  const gate::GateResult r =
+      gate::evaluate_gate("b", {make_run(1, data)}, "h", {make_run(2, slow, other)}, {});
+  EXPECT_EQ(r.verdict,
+            gate::GateVerdict::inconclusive);  // never a silent comparison, even if slower
+  EXPECT_EQ(gate::gate_exit_code(r), 3);
+  for (const gate::CellComparison& c : r.cells) {
+    EXPECT_EQ(c.verdict, gate::CellVerdict::incomparable);
     EXPECT_NE(c.note.find("torch: base '2.11.0' vs head '2.10.0'"), std::string::npos) << c.note;
     EXPECT_EQ(c.note.find("hostname"), std::string::npos);
     EXPECT_FALSE(c.p_value.has_value());
@@ -127,18 +135,18 @@ TEST(Gate, DifferentEnvironmentsAreIncomparable) {
 
   Environment host_only = test::cpu_env();
   host_only["hostname"] = "other-machine";
-  EXPECT_EQ(
-      evaluate_gate("b", {make_run(1, data)}, "h", {make_run(2, data, host_only)}, {}).verdict,
-      GateVerdict::pass);
+  EXPECT_EQ(gate::evaluate_gate("b", {make_run(1, data)}, "h", {make_run(2, data, host_only)}, {})
+                .verdict,
+            gate::GateVerdict::pass);
 }
 
 TEST(Gate, PooledBaseRunsOnDifferentDevicesAreIncomparable) {
   const auto data = sweep(10, 0.01, 1, kSame);
   Environment gpu = test::cpu_env();
   gpu["device"] = "NVIDIA H200";
-  const GateResult r =
-      evaluate_gate("b", {make_run(1, data), make_run(2, data, gpu)}, "h", {make_run(3, data)}, {});
-  EXPECT_EQ(r.verdict, GateVerdict::inconclusive);
+  const gate::GateResult r = gate::evaluate_gate("b", {make_run(1, data), make_run(2, data, gpu)},
+                                                 "h", {make_run(3, data)}, {});
+  EXPECT_EQ(r.verdict, gate::GateVerdict::inconclusive);
   EXPECT_NE(r.cells[0].note.find("device: base 'NVIDIA H200', 'cpu' vs head 'cpu'"),
             std::string::npos)
       << r.cells[0].note;
@@ -148,31 +156,34 @@ TEST(Gate, MissingBaselineIsInconclusiveUnlessAllowed) {
   auto base = sweep(10, 0.01, 1, kSame);
   const auto head = sweep(10, 0.01, 2, kSame);
   base.erase(test::sweep_keys()[3]);
-  GateOptions opt;
-  const GateResult r = evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, opt);
-  EXPECT_EQ(r.verdict, GateVerdict::inconclusive);
-  const CellComparison& c = cell_of(r, test::sweep_keys()[3]);
-  EXPECT_EQ(c.verdict, CellVerdict::no_baseline);
+  gate::GateOptions opt;
+  const gate::GateResult r =
+      gate::evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, opt);
+  EXPECT_EQ(r.verdict, gate::GateVerdict::inconclusive);
+  const gate::CellComparison& c = cell_of(r, test::sweep_keys()[3]);
+  EXPECT_EQ(c.verdict, gate::CellVerdict::no_baseline);
   EXPECT_EQ(to_string(c.verdict), "no-baseline");
   EXPECT_EQ(c.head_n, 10);
   EXPECT_EQ(c.base_n, 0);
   EXPECT_FALSE(c.ratio.has_value());
   opt.allow_missing_baseline = true;
-  EXPECT_EQ(evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, opt).verdict,
-            GateVerdict::pass);
+  EXPECT_EQ(gate::evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, opt).verdict,
+            gate::GateVerdict::pass);
   // No base run at all: every cell has no baseline.
-  const GateResult none = evaluate_gate("b", {}, "h", {make_run(2, head)}, {});
-  EXPECT_EQ(none.verdict, GateVerdict::inconclusive);
-  for (const CellComparison& cc : none.cells) EXPECT_EQ(cc.verdict, CellVerdict::no_baseline);
+  const gate::GateResult none = gate::evaluate_gate("b", {}, "h", {make_run(2, head)}, {});
+  EXPECT_EQ(none.verdict, gate::GateVerdict::inconclusive);
+  for (const gate::CellComparison& cc : none.cells)
+    EXPECT_EQ(cc.verdict, gate::CellVerdict::no_baseline);
 }
 
 TEST(Gate, BaseOnlyCellsAreReportedAsAWarningNotACell) {
   const auto base = sweep(10, 0.01, 1, kSame);
   auto head = sweep(10, 0.01, 2, kSame);
   head.erase(test::sweep_keys()[0]);
-  const GateResult r = evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, {});
+  const gate::GateResult r =
+      gate::evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, {});
   EXPECT_EQ(r.cells.size(), 11u);
-  EXPECT_EQ(r.verdict, GateVerdict::pass);
+  EXPECT_EQ(r.verdict, gate::GateVerdict::pass);
   EXPECT_TRUE(has_warning(r, "1 cells of the base are missing from the head"));
 }
 
@@ -181,26 +192,27 @@ TEST(Gate, TooFewRepetitionsIsInconclusiveAndSaysSoLoudly) {
   // cell cannot be flagged, so passing would be blind.
   const auto base = sweep(6, 0.01, 1, kSame);
   const auto head = sweep(6, 0.01, 2, [](int) { return 1.5; });
-  const GateResult r = evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, {});
-  EXPECT_EQ(r.verdict, GateVerdict::inconclusive);
-  EXPECT_EQ(gate_exit_code(r), 3);
+  const gate::GateResult r =
+      gate::evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, {});
+  EXPECT_EQ(r.verdict, gate::GateVerdict::inconclusive);
+  EXPECT_EQ(gate::gate_exit_code(r), 3);
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_TRUE(has_warning(r, "TOO FEW REPETITIONS: 12 of 12"));
   EXPECT_TRUE(has_warning(r, "at least 7 repetitions per side"));
-  for (const CellComparison& c : r.cells)
+  for (const gate::CellComparison& c : r.cells)
     EXPECT_NE(c.note.find("too few repetitions"), std::string::npos);
   // 7 vs 7 (1/3432 x 12 = 0.0035) can reach significance: the same slowdown is caught.
-  const GateResult seven =
-      evaluate_gate("b", {make_run(1, sweep(7, 0.01, 1, kSame))}, "h",
-                    {make_run(2, sweep(7, 0.01, 2, [](int) { return 1.5; }))}, {});
-  EXPECT_EQ(seven.verdict, GateVerdict::regression);
+  const gate::GateResult seven =
+      gate::evaluate_gate("b", {make_run(1, sweep(7, 0.01, 1, kSame))}, "h",
+                          {make_run(2, sweep(7, 0.01, 2, [](int) { return 1.5; }))}, {});
+  EXPECT_EQ(seven.verdict, gate::GateVerdict::regression);
   EXPECT_FALSE(has_warning(seven, "TOO FEW REPETITIONS"));
   // With one cell, 5 vs 5 (1/252 = 0.004 <= 0.01) is enough.
   std::map<CellKey, std::vector<double>> one_b{{test::cell_key(1, 64), {1, 1.01, 1.02, 0.99, 1.0}}};
   std::map<CellKey, std::vector<double>> one_h{
       {test::cell_key(1, 64), {1.01, 1.0, 0.98, 1.02, 1.0}}};
-  EXPECT_EQ(evaluate_gate("b", {make_run(1, one_b)}, "h", {make_run(2, one_h)}, {}).verdict,
-            GateVerdict::pass);
+  EXPECT_EQ(gate::evaluate_gate("b", {make_run(1, one_b)}, "h", {make_run(2, one_h)}, {}).verdict,
+            gate::GateVerdict::pass);
 }
 
 TEST(Gate, RunsOfOneCommitPoolTheirRepetitions) {
@@ -217,9 +229,9 @@ TEST(Gate, RunsOfOneCommitPoolTheirRepetitions) {
   oom.status = CellStatus::oom;
   oom.reason = "CUDA out of memory";
   head[3].cells.push_back(oom);
-  const GateResult r = evaluate_gate("b", base, "h", head, {});
+  const gate::GateResult r = gate::evaluate_gate("b", base, "h", head, {});
   ASSERT_EQ(r.cells.size(), 1u);
-  const CellComparison& c = r.cells[0];
+  const gate::CellComparison& c = r.cells[0];
   EXPECT_EQ(c.base_runs, 2);
   EXPECT_EQ(c.base_n, 10);
   EXPECT_EQ(c.head_runs, 3);
@@ -228,7 +240,7 @@ TEST(Gate, RunsOfOneCommitPoolTheirRepetitions) {
   EXPECT_EQ(r.head_runs, 4);
   // Median of the 12 pooled head values: sorted ... 1.0 1.0 1.0 | 1.0 1.005 ... -> 1.0.
   EXPECT_NEAR(*c.head_median, 1.0, 1e-12);
-  EXPECT_EQ(r.verdict, GateVerdict::pass);
+  EXPECT_EQ(r.verdict, gate::GateVerdict::pass);
 }
 
 TEST(Gate, TpotComesFromDecodeSamplesElseFromTheStoredMetric) {
@@ -244,8 +256,8 @@ TEST(Gate, TpotComesFromDecodeSamplesElseFromTheStoredMetric) {
   m.key = k;
   m.metrics["tpot_ms"] = 2.5;  // no samples: one value, the run's median
   head.cells.push_back(m);
-  GateOptions opt;
-  const GateResult r = evaluate_gate("b", {base}, "h", {head}, opt);
+  gate::GateOptions opt;
+  const gate::GateResult r = gate::evaluate_gate("b", {base}, "h", {head}, opt);
   ASSERT_EQ(r.cells.size(), 1u);
   EXPECT_EQ(r.cells[0].base_n, 3);
   EXPECT_DOUBLE_EQ(*r.cells[0].base_median, 2.0);
@@ -256,7 +268,7 @@ TEST(Gate, TpotComesFromDecodeSamplesElseFromTheStoredMetric) {
   EXPECT_DOUBLE_EQ(*r.cells[0].ci_low, 2.5 / 3.0);
   EXPECT_DOUBLE_EQ(*r.cells[0].ci_high, 2.5);
   EXPECT_NE(r.cells[0].note.find("50% confidence"), std::string::npos) << r.cells[0].note;
-  EXPECT_EQ(r.verdict, GateVerdict::inconclusive);  // 3 vs 1 can never be significant
+  EXPECT_EQ(r.verdict, gate::GateVerdict::inconclusive);  // 3 vs 1 can never be significant
 }
 
 TEST(Gate, HeadFailureWhereBaseRanIsIncomparableBothFailedIsSkipped) {
@@ -265,14 +277,14 @@ TEST(Gate, HeadFailureWhereBaseRanIsIncomparableBothFailedIsSkipped) {
   head.cells[0].status = CellStatus::oom;
   head.cells[0].reason = "out of memory";
   head.cells[0].samples = {};
-  GateResult r = evaluate_gate("b", {base}, "h", {head}, {});
-  EXPECT_EQ(r.verdict, GateVerdict::inconclusive);
-  EXPECT_EQ(r.cells[0].verdict, CellVerdict::incomparable);
+  gate::GateResult r = gate::evaluate_gate("b", {base}, "h", {head}, {});
+  EXPECT_EQ(r.verdict, gate::GateVerdict::inconclusive);
+  EXPECT_EQ(r.cells[0].verdict, gate::CellVerdict::incomparable);
   EXPECT_NE(r.cells[0].note.find("oom (out of memory)"), std::string::npos) << r.cells[0].note;
   base.cells[0].status = CellStatus::oom;
   base.cells[0].samples = {};
-  r = evaluate_gate("b", {base}, "h", {head}, {});
-  EXPECT_EQ(r.verdict, GateVerdict::pass);
+  r = gate::evaluate_gate("b", {base}, "h", {head}, {});
+  EXPECT_EQ(r.verdict, gate::GateVerdict::pass);
   EXPECT_EQ(r.cells.size(), 11u);
   EXPECT_TRUE(has_warning(r, "no ok samples on either side"));
 }
@@ -291,33 +303,35 @@ std::map<CellKey, std::vector<double>> grid(double offset) {
 
 TEST(Gate, HolmControlsFamilyWiseErrorBenjaminiHochbergTheFalseDiscoveryRate) {
   const auto base = grid(0.0), head = grid(0.09);
-  GateOptions holm;
-  const GateResult h = evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, holm);
+  gate::GateOptions holm;
+  const gate::GateResult h =
+      gate::evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, holm);
   // Holm: smallest p x 12 = 0.041 > 0.01, nothing is flagged.
   EXPECT_NEAR(*h.cells[0].p_value, 0.0034207278789322136, 1e-12);
   EXPECT_NEAR(*h.cells[0].p_adjusted, 12 * 0.0034207278789322136, 1e-12);
-  EXPECT_EQ(h.verdict, GateVerdict::pass);
+  EXPECT_EQ(h.verdict, gate::GateVerdict::pass);
   // BH: twelve equal p-values adjust to themselves (12 p / 12): every cell is flagged.
-  GateOptions bh;
+  gate::GateOptions bh;
   bh.correction = "bh";
-  const GateResult b = evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, bh);
+  const gate::GateResult b =
+      gate::evaluate_gate("b", {make_run(1, base)}, "h", {make_run(2, head)}, bh);
   EXPECT_NEAR(*b.cells[0].p_adjusted, 0.0034207278789322136, 1e-12);
-  EXPECT_EQ(b.verdict, GateVerdict::regression);
-  for (const CellComparison& c : b.cells) EXPECT_EQ(c.verdict, CellVerdict::regression);
+  EXPECT_EQ(b.verdict, gate::GateVerdict::regression);
+  for (const gate::CellComparison& c : b.cells) EXPECT_EQ(c.verdict, gate::CellVerdict::regression);
 }
 
 TEST(Gate, BadOptionsAreUsageErrorsNamingTheSettingNotAFlag) {
   const auto data = sweep(10, 0.01, 1, kSame);
-  auto expect_flag = [&](GateOptions o, const std::string& flag) {
+  auto expect_flag = [&](gate::GateOptions o, const std::string& flag) {
     try {
-      evaluate_gate("b", {make_run(1, data)}, "h", {make_run(2, data)}, o);
+      gate::evaluate_gate("b", {make_run(1, data)}, "h", {make_run(2, data)}, o);
       ADD_FAILURE() << "no error for " << flag;
     } catch (const UsageError& e) {
       EXPECT_EQ(std::string(e.what()).rfind(flag + " ", 0), 0u) << e.what();
       EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
     }
   };
-  GateOptions o;
+  gate::GateOptions o;
   o.alpha = 0.0;
   expect_flag(o, "alpha");
   o = {};
@@ -336,17 +350,17 @@ TEST(Gate, BadOptionsAreUsageErrorsNamingTheSettingNotAFlag) {
 }
 
 TEST(Gate, VerdictNamesAndExitCodes) {
-  EXPECT_EQ(to_string(CellVerdict::regression), "regression");
-  EXPECT_EQ(to_string(CellVerdict::improvement), "improvement");
-  EXPECT_EQ(to_string(CellVerdict::unchanged), "unchanged");
-  EXPECT_EQ(to_string(CellVerdict::no_baseline), "no-baseline");
-  EXPECT_EQ(to_string(CellVerdict::incomparable), "incomparable");
-  EXPECT_EQ(to_string(GateVerdict::pass), "pass");
-  EXPECT_EQ(to_string(GateVerdict::regression), "regression");
-  EXPECT_EQ(to_string(GateVerdict::inconclusive), "inconclusive");
-  GateResult r;
-  r.verdict = GateVerdict::inconclusive;
-  EXPECT_EQ(gate_exit_code(r), 3);
+  EXPECT_EQ(to_string(gate::CellVerdict::regression), "regression");
+  EXPECT_EQ(to_string(gate::CellVerdict::improvement), "improvement");
+  EXPECT_EQ(to_string(gate::CellVerdict::unchanged), "unchanged");
+  EXPECT_EQ(to_string(gate::CellVerdict::no_baseline), "no-baseline");
+  EXPECT_EQ(to_string(gate::CellVerdict::incomparable), "incomparable");
+  EXPECT_EQ(to_string(gate::GateVerdict::pass), "pass");
+  EXPECT_EQ(to_string(gate::GateVerdict::regression), "regression");
+  EXPECT_EQ(to_string(gate::GateVerdict::inconclusive), "inconclusive");
+  gate::GateResult r;
+  r.verdict = gate::GateVerdict::inconclusive;
+  EXPECT_EQ(gate::gate_exit_code(r), 3);
 }
 
 }  // namespace

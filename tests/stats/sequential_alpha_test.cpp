@@ -23,8 +23,8 @@ sim::Scenario drifting_aa() {
   return sim::Scenario{0.03, 10, 0.0, true, 0.03, kFirstRounds, 0.015};
 }
 
-GateOptions always_too_wide() {
-  GateOptions opt;
+gate::GateOptions always_too_wide() {
+  gate::GateOptions opt;
   opt.alpha = kAlpha;
   opt.min_effect = 0.0;  // no gate is powered for a 0% slowdown: every look asks for another
   opt.bootstrap_iters = 200;
@@ -61,7 +61,7 @@ TEST(SequentialLooks, LookingAgainAtTheFullAlphaRaisesFalseAlarms) {
   // The control: the same gates, every look at the full alpha (as if each look were the only
   // one). Its rate must be well above the Bonferroni rule's, or the first test proves nothing.
   const auto s = drifting_aa();
-  GateOptions opt = always_too_wide();
+  gate::GateOptions opt = always_too_wide();
   int naive = 0;
   for (int i = 0; i < kGates; ++i) {
     const auto runs = sim::simulate_runs(s, kFirstRounds + kLooks - 1, stats::derive_seed(11, i));
@@ -69,7 +69,8 @@ TEST(SequentialLooks, LookingAgainAtTheFullAlphaRaisesFalseAlarms) {
       const int rounds = kFirstRounds + look - 1;
       const std::vector<pg::Run> base(runs.base.begin(), runs.base.begin() + rounds);
       const std::vector<pg::Run> head(runs.head.begin(), runs.head.begin() + rounds);
-      if (evaluate_gate("base", base, "head", head, opt).verdict == GateVerdict::regression) {
+      if (gate::evaluate_gate("base", base, "head", head, opt).verdict ==
+          gate::GateVerdict::regression) {
         ++naive;
         break;
       }

@@ -144,7 +144,7 @@ TEST_F(CompareExplain, APairWithoutRunsHereShowsItsStoredGate) {
   store::Store s(db_);
   const app::Comparison c = app::compare(s, kBase, kHead, {});
   std::ostringstream json;
-  GateJsonReporter{}.report(c.result, ReportInfo{}, json);
+  gate::GateJsonReporter{}.report(c.result, gate::ReportInfo{}, json);
   auto doc = nlohmann::json::parse(json.str());
   const std::string pr_base(40, '1'), pr_head(40, '2');
   doc["base"] = pr_base;

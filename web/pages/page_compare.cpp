@@ -40,7 +40,7 @@ std::string compare_form(const CommitCatalog& catalog, const std::string& base,
 }
 
 // Which metric a cell of the compare table is of, when it is not decode latency: " · memory".
-std::string metric_suffix(const CellComparison& c) {
+std::string metric_suffix(const gate::CellComparison& c) {
   if (c.metric == "tpot_ms") return "";
   return c.metric == "peak_alloc_bytes" ? " · memory" : " · " + c.metric;
 }
@@ -90,7 +90,7 @@ std::string render_compare_form(const CommitCatalog& catalog, const std::string&
 namespace {
 
 // "+30.2% (+28.1 … +32.4)": the change and its interval in one unit.
-std::string change_text(const CellComparison& c) {
+std::string change_text(const gate::CellComparison& c) {
   if (!c.ratio) return "";
   std::string t = fmt_change(*c.ratio - 1.0);
   if (c.ci_low && c.ci_high) {
@@ -104,7 +104,7 @@ std::string change_text(const CellComparison& c) {
 
 // What the gate could have seen (docs/STATISTICS.md, "Minimum detectable effect"): said next to
 // the verdict, and plainly when a pass could hide a slowdown of the gate's own min effect.
-std::string power_text(const GateResult& r) {
+std::string power_text(const gate::GateResult& r) {
   const auto pct_or = [&r](const std::optional<double>& v) {
     return v ? fmt_change(*v)
              : std::string(r.drift_estimated ? "none (too few repetitions)"
@@ -112,12 +112,12 @@ std::string power_text(const GateResult& r) {
   };
   const std::string power = pct_setting(r.options.power);
   std::string h;
-  const bool found = std::any_of(r.cells.begin(), r.cells.end(), [](const CellComparison& c) {
-    return c.verdict == CellVerdict::regression && !is_exact_gate_metric(c.metric);
+  const bool found = std::any_of(r.cells.begin(), r.cells.end(), [](const gate::CellComparison& c) {
+    return c.verdict == gate::CellVerdict::regression && !gate::is_exact_gate_metric(c.metric);
   });
   if (r.underpowered && found) {
     // A gate that found a regression was not blind: say which cells it could not have seen.
-    const std::vector<const CellComparison*> unseen = unseen_cells(r);
+    const std::vector<const gate::CellComparison*> unseen = gate::unseen_cells(r);
     if (!unseen.empty()) {
       constexpr size_t kListed = 10;
       h += "<div class=\"card unseen\" id=\"gate-unseen\"><b>The regressions found stand.</b> " +
@@ -128,7 +128,7 @@ std::string power_text(const GateResult& r) {
            " power is above it), so \"unchanged\" there does not rule one out:<ul "
            "id=\"unseen-cells\">";
       for (size_t i = 0; i < unseen.size() && i < kListed; ++i) {
-        const CellComparison& c = *unseen[i];
+        const gate::CellComparison& c = *unseen[i];
         h += "<li>" +
              html_escape(c.key.model + " · " + cell_label(c.key, false) + metric_suffix(c)) +
              " <span class=\"muted small\">(" +
@@ -174,7 +174,7 @@ std::string power_text(const GateResult& r) {
 }
 
 // The cell's MDE, flagged when above the min effect, with the variance behind it on hover.
-std::string mde_cell(const CellComparison& c, double min_effect) {
+std::string mde_cell(const gate::CellComparison& c, double min_effect) {
   std::string title = "CI method: " + (c.ci_method.empty() ? std::string("-") : c.ci_method);
   if (c.runs_ratio) title += " · run-level ratio " + fmt_change(*c.runs_ratio - 1.0);
   char buf[96];
@@ -239,16 +239,17 @@ std::string with_device(const CompareView& v, const std::string& device) {
 }
 
 std::string answer(const CompareView& v, const CommitCatalog& catalog) {
-  const GateResult& r = v.result;
+  const gate::GateResult& r = v.result;
   const std::string verdict = to_string(r.verdict);
   std::map<std::string, int> counts;
   std::set<CellKey> keys, regressed_keys;  // a cell regressed when any of its metrics did
-  const CellComparison* worst = nullptr;
+  const gate::CellComparison* worst = nullptr;
   for (const auto& c : r.cells) {
     ++counts[to_string(c.verdict)];
     keys.insert(c.key);
-    if (c.verdict == CellVerdict::regression) regressed_keys.insert(c.key);
-    if (c.verdict == CellVerdict::regression && c.ratio && (!worst || *c.ratio > *worst->ratio))
+    if (c.verdict == gate::CellVerdict::regression) regressed_keys.insert(c.key);
+    if (c.verdict == gate::CellVerdict::regression && c.ratio &&
+        (!worst || *c.ratio > *worst->ratio))
       worst = &c;  // of any metric
   }
   std::string h =
@@ -336,7 +337,7 @@ std::string run_links(const std::vector<int64_t>& ids) {
 
 std::string render_compare_page(const CompareView& v, const CommitCatalog& catalog,
                                 const std::string& device, int64_t from_series) {
-  const GateResult& r = v.result;
+  const gate::GateResult& r = v.result;
   std::string h = "<h1>Compare <span class=\"mono\">" + html_escape(r.base.substr(0, 10)) +
                   "</span> → <span class=\"mono\">" + html_escape(r.head.substr(0, 10)) +
                   "</span></h1>";
@@ -352,7 +353,7 @@ std::string render_compare_page(const CompareView& v, const CommitCatalog& catal
       "detectable effect of this cell\">MDE</th><th class=\"num hide-narrow\">p adj.</th>"
       "<th>verdict</th><th class=\"hide-narrow\">runs (base / head)</th></tr></thead><tbody>";
   for (size_t i = 0; i < r.cells.size(); ++i) {
-    const CellComparison& c = r.cells[i];
+    const gate::CellComparison& c = r.cells[i];
     const CellKey& k = c.key;
     const int64_t sid = i < v.series_ids.size() ? v.series_ids[i] : 0;
     const std::string label = html_escape(k.model + " · " + cell_label(k, false));

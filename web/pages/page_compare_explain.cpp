@@ -13,7 +13,7 @@
 namespace pg::web {
 namespace {
 
-namespace rx = report_explain;
+namespace rx = gate::report_explain;
 
 std::string ms(double v) {
   char buf[32];
@@ -30,14 +30,14 @@ std::string list(const std::vector<std::string>& lines, const char* cls) {
 
 // The decode step's largest growths in profiled time per step (regressions only: profiled time
 // is one noisy sequence, worth reading only where the timed test found the step slower).
-std::string growth_table(const CellExplanation& e) {
+std::string growth_table(const gate::CellExplanation& e) {
   if (!e.regressed || e.decode.grew.empty()) return "";
   std::string h = std::string("<h4>") + (e.kind == ProfileOpKind::kernel ? "Kernels" : "Host ops") +
                   " whose time per decode step grew most</h4><table class=\"explain-grew\"><thead>"
                   "<tr><th>name</th><th class=\"num\">base ms</th><th class=\"num\">head ms</th>"
                   "<th class=\"num\">change ms</th><th class=\"num\">share of the tpot "
                   "change</th><th class=\"num\">calls (base → head)</th></tr></thead><tbody>";
-  for (const OpDelta& d : e.decode.grew) {
+  for (const gate::OpDelta& d : e.decode.grew) {
     std::string share = "–";
     if (d.share) {
       char buf[32];
@@ -56,12 +56,12 @@ std::string growth_table(const CellExplanation& e) {
 }  // namespace
 
 std::string render_compare_explanations(const CompareView& v) {
-  const GateResult& r = v.result;
+  const gate::GateResult& r = v.result;
   std::string body;
   for (size_t i = 0; i < r.cells.size(); ++i) {
-    const CellComparison& c = r.cells[i];
+    const gate::CellComparison& c = r.cells[i];
     if (c.metric != "tpot_ms") continue;  // explanations are of decode latency's cells
-    const CellExplanation* e = rx::find(v.info.explanations, c.key);
+    const gate::CellExplanation* e = rx::find(v.info.explanations, c.key);
     if (!e || !rx::worth_showing(*e)) continue;
     const double min_effect = r.options.min_effect_for(c.metric);
     const bool underpowered = c.mde && *c.mde > min_effect;

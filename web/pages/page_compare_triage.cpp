@@ -12,7 +12,7 @@ std::string render_regressed_cells(const CompareView& v, bool with_auth_form) {
   bool any_alert = false;
   std::string rows;
   for (const auto& rc : v.regressed) {
-    const CellComparison& c = v.result.cells[rc.cell];
+    const gate::CellComparison& c = v.result.cells[rc.cell];
     const int64_t sid = v.series_ids[rc.cell];
     const std::string id = std::to_string(sid);
     std::vector<SparkMark> marks;

@@ -68,7 +68,7 @@ std::string gate_settings_text(const nlohmann::json& settings);
 // Each setting in which a stored gate differs from `page` (the options a page decided under):
 // "min effect: 2% (stored gate, auto) vs 5% (this page, fixed)". Empty when they agree.
 std::vector<std::string> gate_settings_differences(const nlohmann::json& stored,
-                                                   const GateOptions& page);
+                                                   const gate::GateOptions& page);
 
 // While views are still computed: a card "Computing N series" with `why` (HTML) and a link to
 // each series' own page (which computes it at once), in a page that reloads itself every 2 s.

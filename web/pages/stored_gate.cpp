@@ -38,7 +38,7 @@ std::string gate_settings_text(const nlohmann::json& s) {
 }
 
 std::vector<std::string> gate_settings_differences(const nlohmann::json& stored,
-                                                   const GateOptions& page) {
+                                                   const gate::GateOptions& page) {
   std::vector<std::string> out;
   auto compare_num = [&](const char* key, const char* label, double mine, bool percent) {
     auto theirs = num(stored, key);

@@ -94,8 +94,8 @@ void add_regressed_cells(App& app, uint64_t gen, CompareView& v) {
   };
   std::vector<OnTrend> trends;
   for (size_t i = 0; i < v.result.cells.size(); ++i) {
-    const CellComparison& c = v.result.cells[i];
-    if (c.verdict != CellVerdict::regression || !v.series_ids[i]) continue;
+    const gate::CellComparison& c = v.result.cells[i];
+    if (c.verdict != gate::CellVerdict::regression || !v.series_ids[i]) continue;
     OnTrend t{
         app.series_view(v.series_ids[i], parse_metric(c.metric).value_or(Metric::tpot_ms), gen),
         {},
@@ -191,7 +191,7 @@ std::shared_ptr<const CompareView> build_compare(App& app, const CompareParams& 
     } catch (const pg::app::NoHeadRuns& e) {
       throw ViewError::not_found(std::string("head: ") + e.what());
     }
-    v->info = ReportInfo{base, head, "database", "database", c.notes, c.explanations};
+    v->info = gate::ReportInfo{base, head, "database", "database", c.notes, c.explanations};
     v->result = std::move(c.result);
     v->device = device.value_or("");
     v->repo_url = app.repo_url(gen);
@@ -227,7 +227,7 @@ std::shared_ptr<const CompareView> build_compare(App& app, const CompareParams& 
       if (e.sha == head_sha) v->head_subject = e.subject;
     }
     std::ostringstream out;
-    GateJsonReporter{}.report(v->result, v->info, out);
+    gate::GateJsonReporter{}.report(v->result, v->info, out);
     v->json = std::make_shared<const CachedBody>(out.str(), kJsonType);
     return std::shared_ptr<const CompareView>(std::move(v));
   });

@@ -94,8 +94,8 @@ struct CommitCatalog {
 std::shared_ptr<const CommitCatalog> commit_catalog(App& app, uint64_t gen);
 
 struct CompareView {
-  GateResult result;
-  ReportInfo info;
+  gate::GateResult result;
+  gate::ReportInfo info;
   // For the page: each cell's series (0: none) and runs; the devices and the comparable fields
   // that differ between the two sides; the stored devices present on both.
   std::vector<int64_t> series_ids;

@@ -96,12 +96,13 @@ std::optional<LastCompare> compare_last_two(const store::SeriesInfo& info, const
     }
     return runs;
   };
-  GateOptions opt;
+  gate::GateOptions opt;
   opt.alpha = rules.alpha;
   opt.min_effect = rules.min_effect;
-  const GateResult r = evaluate_gate(base.commit, runs_of(base), head.commit, runs_of(head), opt);
+  const gate::GateResult r =
+      gate::evaluate_gate(base.commit, runs_of(base), head.commit, runs_of(head), opt);
   if (r.cells.empty()) return std::nullopt;
-  const CellComparison& c = r.cells.front();
+  const gate::CellComparison& c = r.cells.front();
   return LastCompare{base.commit, head.commit, to_string(c.verdict), c.ratio, c.p_adjusted};
 }
 

@@ -60,8 +60,8 @@ struct LastCompare {
 // alpha and min_effect, app/gate_settings.h; the gate's defaults unless given) and the branch
 // drawn.
 struct SeriesRules {
-  double alpha = GateOptions{}.alpha;
-  double min_effect = GateOptions{}.min_effect;
+  double alpha = gate::GateOptions{}.alpha;
+  double min_effect = gate::GateOptions{}.min_effect;
   std::string branch;  // only commits measured on this branch; empty: every run
 };
 
