@@ -7,7 +7,7 @@
 #include "core/cell_key_io.h"
 #include "core/cell_label.h"
 
-namespace pg {
+namespace pg::app {
 namespace {
 
 [[noreturn]] void bad(const std::string& context, const std::string& key, const std::string& what) {
@@ -150,4 +150,4 @@ std::optional<WorstCell> worst_regressed_cell(const nlohmann::json& result) {
   return worst;
 }
 
-}  // namespace pg
+}  // namespace pg::app

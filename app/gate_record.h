@@ -7,7 +7,7 @@
 
 #include "store/store.h"
 
-namespace pg {
+namespace pg::app {
 
 // The keys a stored gate's settings object holds, copied from the compare JSON: alpha, min_effect,
 // min_effect_source, correction, power, require_power, look, max_looks, alpha_per_look.
@@ -35,4 +35,4 @@ struct WorstCell {
 };
 std::optional<WorstCell> worst_regressed_cell(const nlohmann::json& result);
 
-}  // namespace pg
+}  // namespace pg::app

@@ -10,7 +10,7 @@
 #include "common/errors.h"
 #include "store/store.h"
 
-namespace pg {
+namespace pg::app {
 namespace {
 
 // libgit2 keeps global state; initialise once per process and never shut down (other threads, e.g.
@@ -166,4 +166,4 @@ ResolvedRevision resolve_merge_base(const std::string& head_sha, const RevisionC
   return {oid_hex(&base_oid), kMergeBaseRevision, "merge-base"};
 }
 
-}  // namespace pg
+}  // namespace pg::app

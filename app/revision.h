@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-namespace pg {
-
-namespace store {
+namespace pg::store {
 class Store;
 }
+
+namespace pg::app {
 
 struct RevisionContext {
   store::Store* store = nullptr;     // stored commits; may be null (git only)
@@ -37,4 +37,4 @@ ResolvedRevision resolve_merge_base(const std::string& head_sha, const RevisionC
 // True for 40 hex digits.
 bool is_full_sha(const std::string& s);
 
-}  // namespace pg
+}  // namespace pg::app

@@ -62,8 +62,8 @@ void validate(CompareFlags& f) {
     throw UsageError("--acceptances needs --ref REF: acceptances are for the gates of one ref");
   if (!f.dashboard_url.empty()) gate::report_links::check_dashboard_url(f.dashboard_url);
   if (f.submitted_by.empty()) f.submitted_by = default_user_name();
-  check_gate_label(f.ref, "--ref", kMaxGateRef);
-  check_gate_label(f.submitted_by, "--submitted-by", kMaxGateSubmitter);
+  app::check_gate_label(f.ref, "--ref", app::kMaxGateRef);
+  app::check_gate_label(f.submitted_by, "--submitted-by", app::kMaxGateSubmitter);
 }
 
 // --record into the store, --submit to a server: after the report is out, so a failure to keep
@@ -72,8 +72,8 @@ void keep_result(const CompareFlags& f, const std::string& gate_json) {
   const auto doc = nlohmann::json::parse(gate_json);
   if (f.record) {
     store::Store store(f.db);
-    auto r =
-        store.add_gate_result(gate_record_from_json(doc, "--record", "cli", f.ref, f.submitted_by));
+    auto r = store.add_gate_result(
+        app::gate_record_from_json(doc, "--record", "cli", f.ref, f.submitted_by));
     std::cerr << fmt::format("recorded gate result {} in {}\n", r.id, f.db);
   }
   if (!f.submit_url.empty()) {
@@ -121,11 +121,12 @@ int run_compare(CompareFlags f) {
     read_token_file(f.token_file);
   }
   auto store = open_existing_db(f.db);
-  RevisionContext ctx{store.get(), f.repo, f.main_branch};
-  if (f.head == kMergeBaseRevision) throw UsageError("--head cannot be 'merge-base'");
-  ResolvedRevision head = resolve_revision(f.head, ctx);
-  ResolvedRevision base = f.base == kMergeBaseRevision ? resolve_merge_base(head.sha, ctx)
-                                                       : resolve_revision(f.base, ctx);
+  app::RevisionContext ctx{store.get(), f.repo, f.main_branch};
+  if (f.head == app::kMergeBaseRevision) throw UsageError("--head cannot be 'merge-base'");
+  app::ResolvedRevision head = app::resolve_revision(f.head, ctx);
+  app::ResolvedRevision base = f.base == app::kMergeBaseRevision
+                                   ? app::resolve_merge_base(head.sha, ctx)
+                                   : app::resolve_revision(f.base, ctx);
 
   app::CompareScope scope;
   std::unique_ptr<store::Store> history;

@@ -30,7 +30,7 @@ class RevisionTest : public ::testing::Test {
       store->import_run(
           test::synthetic_run(sha, {test::cpu_key(1, 16)}, {1.0, 1.1, 0.9}, test::cpu_env()));
     }
-    ctx = RevisionContext{store.get(), repo, "main"};
+    ctx = app::RevisionContext{store.get(), repo, "main"};
   }
 
   // Stored only in the database (never in git): two share the prefix "abcd".
@@ -41,41 +41,41 @@ class RevisionTest : public ::testing::Test {
   test::TempDir dir;
   std::string repo, c1, c2, c3, f1;
   std::unique_ptr<store::Store> store;
-  RevisionContext ctx;
+  app::RevisionContext ctx;
 };
 
 TEST_F(RevisionTest, BranchResolvesThroughGit) {
-  ResolvedRevision r = resolve_revision("feature", ctx);
+  app::ResolvedRevision r = app::resolve_revision("feature", ctx);
   EXPECT_EQ(r.sha, f1);
   EXPECT_EQ(r.source, "git");
-  EXPECT_EQ(resolve_revision("main", ctx).sha, c3);
+  EXPECT_EQ(app::resolve_revision("main", ctx).sha, c3);
 }
 
 TEST_F(RevisionTest, AnnotatedTagPeelsToItsCommit) {
-  EXPECT_EQ(resolve_revision("v1", ctx).sha, c1);
+  EXPECT_EQ(app::resolve_revision("v1", ctx).sha, c1);
 }
 
 TEST_F(RevisionTest, RelativeRevision) {
-  EXPECT_EQ(resolve_revision("HEAD~1", ctx).sha, c2);
-  EXPECT_EQ(resolve_revision("HEAD", ctx).sha, c3);
+  EXPECT_EQ(app::resolve_revision("HEAD~1", ctx).sha, c2);
+  EXPECT_EQ(app::resolve_revision("HEAD", ctx).sha, c3);
 }
 
 TEST_F(RevisionTest, StoredFullShaAndUniquePrefixComeFromTheDatabase) {
-  ResolvedRevision full = resolve_revision(kStoredC, ctx);
+  app::ResolvedRevision full = app::resolve_revision(kStoredC, ctx);
   EXPECT_EQ(full.sha, kStoredC);
   EXPECT_EQ(full.source, "database");
-  ResolvedRevision prefix = resolve_revision("fedc33", ctx);
+  app::ResolvedRevision prefix = app::resolve_revision("fedc33", ctx);
   EXPECT_EQ(prefix.sha, kStoredC);
   EXPECT_EQ(prefix.source, "database");
   // Upper case is the same hex.
-  EXPECT_EQ(resolve_revision("FEDC33", ctx).sha, kStoredC);
+  EXPECT_EQ(app::resolve_revision("FEDC33", ctx).sha, kStoredC);
   // A real commit that is also stored is found in the database first.
-  EXPECT_EQ(resolve_revision(c2.substr(0, 10), ctx).source, "database");
+  EXPECT_EQ(app::resolve_revision(c2.substr(0, 10), ctx).source, "database");
 }
 
 TEST_F(RevisionTest, AmbiguousStoredPrefixIsAUsageErrorListingTheCandidates) {
   try {
-    resolve_revision("abcd", ctx);
+    app::resolve_revision("abcd", ctx);
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
     std::string msg = e.what();
@@ -83,63 +83,63 @@ TEST_F(RevisionTest, AmbiguousStoredPrefixIsAUsageErrorListingTheCandidates) {
     EXPECT_NE(msg.find(kStoredA), std::string::npos) << msg;
     EXPECT_NE(msg.find(kStoredB), std::string::npos) << msg;
   }
-  EXPECT_EQ(resolve_revision("abcd1", ctx).sha, kStoredA);
+  EXPECT_EQ(app::resolve_revision("abcd1", ctx).sha, kStoredA);
 }
 
 TEST_F(RevisionTest, ShortShaOnlyInGitResolvesThroughGit) {
-  ResolvedRevision r = resolve_revision(f1.substr(0, 9), ctx);
+  app::ResolvedRevision r = app::resolve_revision(f1.substr(0, 9), ctx);
   EXPECT_EQ(r.sha, f1);
   EXPECT_EQ(r.source, "git");
 }
 
 TEST_F(RevisionTest, UnknownRevisionIsAUsageErrorNamingIt) {
   try {
-    resolve_revision("no-such-branch", ctx);
+    app::resolve_revision("no-such-branch", ctx);
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("no-such-branch"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(resolve_revision("", ctx), UsageError);
-  EXPECT_THROW(resolve_revision("merge-base", ctx), UsageError);
+  EXPECT_THROW(app::resolve_revision("", ctx), UsageError);
+  EXPECT_THROW(app::resolve_revision("merge-base", ctx), UsageError);
   // A hex prefix that neither the database nor git knows.
-  EXPECT_THROW(resolve_revision("0123456789", ctx), UsageError);
+  EXPECT_THROW(app::resolve_revision("0123456789", ctx), UsageError);
 }
 
 TEST_F(RevisionTest, MergeBaseOfHeadAndMain) {
-  ResolvedRevision r = resolve_merge_base(f1, ctx);
+  app::ResolvedRevision r = app::resolve_merge_base(f1, ctx);
   EXPECT_EQ(r.sha, c1);
   EXPECT_EQ(r.source, "merge-base");
   // Head on main itself: the merge-base is head.
-  EXPECT_EQ(resolve_merge_base(c3, ctx).sha, c3);
+  EXPECT_EQ(app::resolve_merge_base(c3, ctx).sha, c3);
 }
 
 TEST_F(RevisionTest, MergeBaseFallsBackToTheRemoteTrackingBranch) {
   // A CI checkout often has origin/<main> but no local <main>.
   git(repo, {"update-ref", "refs/remotes/origin/trunk", c2});
-  RevisionContext remote_ctx{store.get(), repo, "trunk"};
-  EXPECT_EQ(resolve_merge_base(f1, remote_ctx).sha, c1);
+  app::RevisionContext remote_ctx{store.get(), repo, "trunk"};
+  EXPECT_EQ(app::resolve_merge_base(f1, remote_ctx).sha, c1);
 }
 
 TEST_F(RevisionTest, MergeBaseErrors) {
-  RevisionContext bad_main{store.get(), repo, "no-such-main"};
-  EXPECT_THROW(resolve_merge_base(f1, bad_main), UsageError);
+  app::RevisionContext bad_main{store.get(), repo, "no-such-main"};
+  EXPECT_THROW(app::resolve_merge_base(f1, bad_main), UsageError);
   // Head known only to the database, not to git.
-  EXPECT_THROW(resolve_merge_base(kStoredC, ctx), UsageError);
+  EXPECT_THROW(app::resolve_merge_base(kStoredC, ctx), UsageError);
   // Unrelated history: an orphan branch has no common ancestor with main.
   git(repo, {"checkout", "-q", "--orphan", "island"});
   std::string orphan = test::git_commit(repo, "c.txt", "x", "island");
-  EXPECT_THROW(resolve_merge_base(orphan, ctx), UsageError);
+  EXPECT_THROW(app::resolve_merge_base(orphan, ctx), UsageError);
 }
 
 TEST_F(RevisionTest, OutsideAGitRepository) {
   test::TempDir plain;
-  RevisionContext no_git{store.get(), plain.path(), "main"};
-  EXPECT_EQ(resolve_revision("fedc3", no_git).sha, kStoredC);
-  EXPECT_THROW(resolve_revision("main", no_git), UsageError);
-  EXPECT_THROW(resolve_merge_base(f1, no_git), UsageError);
+  app::RevisionContext no_git{store.get(), plain.path(), "main"};
+  EXPECT_EQ(app::resolve_revision("fedc3", no_git).sha, kStoredC);
+  EXPECT_THROW(app::resolve_revision("main", no_git), UsageError);
+  EXPECT_THROW(app::resolve_merge_base(f1, no_git), UsageError);
   // A full SHA nobody knows is still unambiguous: the gate reports it has no stored run.
   const std::string unknown = "0000000000000000000000000000000000000001";
-  ResolvedRevision r = resolve_revision(unknown, no_git);
+  app::ResolvedRevision r = app::resolve_revision(unknown, no_git);
   EXPECT_EQ(r.sha, unknown);
   EXPECT_EQ(r.source, "sha");
 }

@@ -149,7 +149,7 @@ TEST_F(CompareExplain, APairWithoutRunsHereShowsItsStoredGate) {
   const std::string pr_base(40, '1'), pr_head(40, '2');
   doc["base"] = pr_base;
   doc["head"] = pr_head;
-  s.add_gate_result(gate_record_from_json(doc, "test", "api", "refs/pull/9/merge", "octo"));
+  s.add_gate_result(app::gate_record_from_json(doc, "test", "api", "refs/pull/9/merge", "octo"));
 
   const std::string h = page("/compare?base=" + pr_base + "&head=" + pr_head);
   EXPECT_NE(h.find("id=\"stored-gate\""), std::string::npos) << h;

@@ -58,7 +58,8 @@ void register_gate_routes(httplib::Server& http, App& app) {
       if (doc.is_discarded())
         throw HttpError(400, "request body: not JSON (expected the compare JSON of a gate)");
       // A malformed document: UsageError naming the key, answered 400.
-      store::Store::GateRecord r = gate_record_from_json(std::move(doc), "request body", "api");
+      store::Store::GateRecord r =
+          app::gate_record_from_json(std::move(doc), "request body", "api");
       try {
         r = app.store().add_gate_result(std::move(r));
       } catch (const RuntimeFailure& e) {

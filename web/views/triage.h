@@ -39,8 +39,8 @@ struct RegressionAlert {
 // A stored gate that found a regression: its first bad commit is the gate's head.
 struct GateAlert {
   store::Store::GateRecord gate;
-  nlohmann::json settings;         // what the verdict was decided under
-  std::optional<WorstCell> worst;  // the size: the worst regressed cell
+  nlohmann::json settings;              // what the verdict was decided under
+  std::optional<app::WorstCell> worst;  // the size: the worst regressed cell
   size_t regressed_cells = 0, cells = 0;
   AlertState state = AlertState::open;  // open | acknowledged | dismissed | fixed | superseded
   std::string superseded_by;            // head of a later passing gate on the same ref

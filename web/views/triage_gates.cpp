@@ -24,7 +24,7 @@ void add_gate_alerts(store::Store& store, RegressionsModel& m) {
     a.gate = g;
     a.settings = nlohmann::json::parse(g.settings, nullptr, false);
     const auto result = nlohmann::json::parse(g.result, nullptr, false);
-    a.worst = worst_regressed_cell(result);
+    a.worst = app::worst_regressed_cell(result);
     if (result.contains("cells") && result["cells"].is_array()) {
       a.cells = result["cells"].size();
       for (const auto& c : result["cells"])
