@@ -20,7 +20,7 @@ namespace pg::cli {
 namespace {
 
 struct AbFlags {
-  RunFlags run;
+  runner::RunFlags run;
   std::string base, head, base_worker, head_worker;
   std::optional<uint64_t> order_seed;
   // Five: on the H200 one A/B run gave A/A false alarms (two worker processes differ by up to
@@ -29,11 +29,12 @@ struct AbFlags {
   bool share_workers = false;
 };
 
-SweepConfig resolve_side(const AbFlags& f, const std::string& dir, const std::string& flag) {
-  RunFlags side = f.run;
+runner::SweepConfig resolve_side(const AbFlags& f, const std::string& dir,
+                                 const std::string& flag) {
+  runner::RunFlags side = f.run;
   side.values["repo"] = dir;
   try {
-    return resolve_sweep_config(side);
+    return runner::resolve_sweep_config(side);
   } catch (const SettingError& e) {
     // The side's checkout is its `repo`: a message about it names the side's flag.
     const auto spell = [&flag](const std::string& name) {
@@ -45,7 +46,7 @@ SweepConfig resolve_side(const AbFlags& f, const std::string& dir, const std::st
   }
 }
 
-void check_models(const SweepConfig& cfg) {
+void check_models(const runner::SweepConfig& cfg) {
   for (const auto& m : cfg.models)
     if (m.rfind("aoti:", 0) == 0 || m.rfind("file:", 0) == 0)
       throw UsageError("--model " + m +

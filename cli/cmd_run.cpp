@@ -14,14 +14,14 @@ namespace pg::cli {
 
 void add_run_command(CLI::App& root, Action& action) {
   auto* cmd = root.add_subcommand("run", kRunDescription);
-  auto flags = std::make_shared<RunFlags>();
+  auto flags = std::make_shared<runner::RunFlags>();
   add_run_flags(*cmd, *flags);
   cmd->callback([&action, flags] {
     action = [flags] {
       // Before the config is resolved: resolving hashes model artifacts (a 2 GB package takes
       // seconds), and a gate's reported cost is the whole of each run.
       const std::string started_at = now_iso8601();
-      const SweepConfig cfg = resolve_sweep_config(*flags);
+      const runner::SweepConfig cfg = runner::resolve_sweep_config(*flags);
       try {
         return perform_run(cfg, started_at);
       } catch (const SettingError& e) {  // a cell's settings, as the file or the flags gave them

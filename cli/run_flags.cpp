@@ -6,11 +6,11 @@
 
 namespace pg::cli {
 
-void add_run_flags(CLI::App& cmd, RunFlags& flags) {
+void add_run_flags(CLI::App& cmd, runner::RunFlags& flags) {
   cmd.add_option("--config", flags.config_path,
                  "TOML sweep file; its keys are these flag names, flags given here override it")
       ->type_name("FILE");
-  for (const SettingInfo& s : run_settings()) {
+  for (const runner::SettingInfo& s : runner::run_settings()) {
     const std::string flag = flag_for_setting(s.name);
     const std::string help = SettingError::spell_settings(s.help, flag_for_setting);
     if (!s.takes_value) {
@@ -29,7 +29,7 @@ void add_run_flags(CLI::App& cmd, RunFlags& flags) {
   }
 }
 
-std::string run_error_message(const SettingError& e, const SweepConfig& cfg) {
+std::string run_error_message(const SettingError& e, const runner::SweepConfig& cfg) {
   const std::vector<std::string> named = e.settings();
   const auto about = named.empty() ? cfg.given_in_file.end() : cfg.given_in_file.find(named[0]);
   const std::string message = e.spelled([&cfg](const std::string& name) {

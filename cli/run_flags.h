@@ -14,11 +14,11 @@ namespace pg::cli {
 
 // Registers --config and a flag per run_settings() on `cmd`, writing into `flags` (which must
 // outlive parsing).
-void add_run_flags(CLI::App& cmd, RunFlags& flags);
+void add_run_flags(CLI::App& cmd, runner::RunFlags& flags);
 
 // The message of `e` for a run of `cfg`: a setting the sweep file gave named as its key, and the
 // message led by that key's file and line when it is the setting the error is about; every other
 // setting as its flag.
-std::string run_error_message(const SettingError& e, const SweepConfig& cfg);
+std::string run_error_message(const SettingError& e, const runner::SweepConfig& cfg);
 
 }  // namespace pg::cli

@@ -24,7 +24,7 @@
 
 namespace fs = std::filesystem;
 
-namespace pg {
+namespace pg::runner {
 namespace detail {
 namespace {
 // Help and messages name the other settings they mention; the front end spells them
@@ -232,7 +232,7 @@ std::string parse_device(const RawItem& item) {
   if (t != "cuda" && !t.starts_with("cuda:")) bad(item, "is not cpu, cuda or cuda:N");
   if (t.starts_with("cuda:"))
     parse_integer({t.substr(5), item.where}, 0, 1023, "a CUDA device index");
-  if (!cuda_available())
+  if (!lm::cuda_available())
     bad(item, "asks for a GPU, but this machine has no usable CUDA device (use " +
                   setting("device") + " cpu)");
   return t;
@@ -292,7 +292,7 @@ SweepConfig validate_settings(const RawSettings& s) {
   if (auto r = get("model"))
     cfg.models = parse_list<std::string>(*r, cfg.exec.empty() ? parse_model : parse_exec_model);
   if (auto r = get("device")) cfg.device = parse_device(single(*r));
-  if (cfg.device.empty()) cfg.device = cuda_available() ? "cuda" : "cpu";
+  if (cfg.device.empty()) cfg.device = lm::cuda_available() ? "cuda" : "cpu";
   const bool on_cuda = cfg.device != "cpu";
   if (auto r = get("dtype"))
     cfg.dtypes = parse_list<std::string>(*r, [](const RawItem& i) {
@@ -315,7 +315,7 @@ SweepConfig validate_settings(const RawSettings& s) {
     cfg.attention = parse_list<std::string>(*r, [](const RawItem& i) {
       return parse_choice(i, {"sdpa", "math"});
     });
-  if (cfg.attention.empty()) cfg.attention = {default_attention()};
+  if (cfg.attention.empty()) cfg.attention = {lm::default_attention()};
   if (auto r = get("cuda-graphs")) cfg.cuda_graphs = parse_list<bool>(*r, parse_onoff);
   if (auto r = get("profile")) {
     if (r->items.size() != 1)
@@ -368,4 +368,4 @@ SweepConfig validate_settings(const RawSettings& s) {
 }
 
 }  // namespace detail
-}  // namespace pg
+}  // namespace pg::runner

@@ -10,7 +10,7 @@
 
 #include "runner/sweep_config.h"
 
-namespace pg {
+namespace pg::runner {
 
 // What the user gave, before validation. `values` maps a setting's name ("batch-sizes") to its
 // text as given on the command line; a name that is absent was not given there.
@@ -39,4 +39,4 @@ SweepConfig resolve_sweep_config(const RunFlags& flags);
 SweepConfig sweep_config_from_toml(const std::string& toml_text, const std::string& source_name,
                                    const RunFlags& overrides = {});
 
-}  // namespace pg
+}  // namespace pg::runner

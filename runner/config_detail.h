@@ -11,7 +11,7 @@
 #include "runner/config.h"
 #include "runner/sweep_config.h"
 
-namespace pg::detail {
+namespace pg::runner::detail {
 
 enum class ValueKind {
   int_list,       // 1,4,8   | [1, 4, 8] or 4
@@ -54,4 +54,4 @@ RawSettings read_toml_settings(const std::string& text, const std::string& sourc
 // Checks every value and fills the defaults that depend on the machine. Throws SettingError.
 SweepConfig validate_settings(const RawSettings& settings);
 
-}  // namespace pg::detail
+}  // namespace pg::runner::detail

@@ -12,7 +12,7 @@
 
 namespace fs = std::filesystem;
 
-namespace pg {
+namespace pg::runner {
 
 const std::vector<SettingInfo>& run_settings() {
   static const std::vector<SettingInfo> infos = [] {
@@ -58,4 +58,4 @@ SweepConfig resolve_sweep_config(const RunFlags& flags) {
                                 flags);
 }
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -6,7 +6,7 @@
 #include "common/errors.h"
 #include "runner/config_detail.h"
 
-namespace pg::detail {
+namespace pg::runner::detail {
 namespace {
 
 std::string type_name(toml::node_type t) {
@@ -153,4 +153,4 @@ RawSettings read_toml_settings(const std::string& text, const std::string& sourc
   return settings;
 }
 
-}  // namespace pg::detail
+}  // namespace pg::runner::detail

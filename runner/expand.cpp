@@ -2,14 +2,15 @@
 #include "runner/lm/measure.h"
 #include "runner/sweep.h"
 
-namespace pg {
+namespace pg::runner {
 
 std::vector<CellKey> expand(const SweepConfig& cfg) {
-  const std::string device = cfg.device.empty() ? (cuda_available() ? "cuda" : "cpu") : cfg.device;
+  const std::string device =
+      cfg.device.empty() ? (lm::cuda_available() ? "cuda" : "cpu") : cfg.device;
   const std::vector<std::string> dtypes =
       cfg.dtypes.empty() ? std::vector<std::string>{device == "cpu" ? "fp32" : "bf16"} : cfg.dtypes;
   const std::vector<std::string> attention =
-      cfg.attention.empty() ? std::vector<std::string>{default_attention()} : cfg.attention;
+      cfg.attention.empty() ? std::vector<std::string>{lm::default_attention()} : cfg.attention;
   std::vector<CellKey> cells;
   for (const auto& model : cfg.models)
     for (const auto& dtype : dtypes)
@@ -33,4 +34,4 @@ std::vector<CellKey> expand(const SweepConfig& cfg) {
   return cells;
 }
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -4,7 +4,7 @@
 #include "store/run_csv.h"
 #include "store/run_json.h"
 
-namespace pg {
+namespace pg::runner {
 
 void ExportFileReporter::sweep_finished(const Run& run) {
   const std::string text = format_ == ExportFormat::json ? store::runs_to_json({run}, true) + "\n"
@@ -14,4 +14,4 @@ void ExportFileReporter::sweep_finished(const Run& run) {
                                format_ == ExportFormat::json ? "JSON export" : "CSV export");
 }
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -5,7 +5,7 @@
 
 #include "runner/reporter.h"
 
-namespace pg {
+namespace pg::runner {
 
 enum class ExportFormat { csv, json };
 
@@ -22,4 +22,4 @@ class ExportFileReporter : public Reporter {
   ExportFormat format_;
 };
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -19,7 +19,7 @@
 #include "runner/lm/measure.h"
 #include "runner/text.h"
 
-namespace pg {
+namespace pg::runner {
 namespace {
 
 void init_libgit2() {
@@ -201,8 +201,8 @@ Environment host_environment() {
 
 Environment run_environment(const std::string& device) {
   Environment env = host_environment();
-  for (const auto& [k, v] : device_environment(device)) env[k] = v;
+  for (const auto& [k, v] : lm::device_environment(device)) env[k] = v;
   return env;
 }
 
-}  // namespace pg
+}  // namespace pg::runner

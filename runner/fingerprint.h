@@ -5,7 +5,7 @@
 #include "common/errors.h"
 #include "core/run.h"
 
-namespace pg {
+namespace pg::runner {
 
 // The git state of the repository containing `path` (searched upward, like git does).
 // - not inside a repository: state "not-a-repository", commit/branch/subject/time null;
@@ -26,4 +26,4 @@ Environment host_environment();
 // host_environment() merged with device_environment(device) from runner/lm.
 Environment run_environment(const std::string& device);
 
-}  // namespace pg
+}  // namespace pg::runner

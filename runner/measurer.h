@@ -8,7 +8,7 @@
 
 #include "core/run.h"
 
-namespace pg {
+namespace pg::runner {
 
 // How every cell of a sweep is measured, whatever measures it.
 struct MeasureOptions {
@@ -33,4 +33,4 @@ class Measurer {
   virtual Environment fingerprint() const { return {}; }
 };
 
-}  // namespace pg
+}  // namespace pg::runner

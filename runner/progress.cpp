@@ -8,7 +8,7 @@
 #include "core/cell_label.h"
 #include "runner/text.h"
 
-namespace pg {
+namespace pg::runner {
 
 namespace {
 
@@ -101,4 +101,4 @@ void ProgressReporter::sweep_finished(const Run& run) {
   std::fflush(out_);
 }
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -7,7 +7,7 @@
 
 #include "runner/reporter.h"
 
-namespace pg {
+namespace pg::runner {
 
 class ProgressReporter : public Reporter {
  public:
@@ -33,4 +33,4 @@ class ProgressReporter : public Reporter {
   std::chrono::steady_clock::time_point started_;
 };
 
-}  // namespace pg
+}  // namespace pg::runner

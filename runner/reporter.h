@@ -9,7 +9,7 @@
 
 #include "core/run.h"
 
-namespace pg {
+namespace pg::runner {
 
 class Reporter {
  public:
@@ -41,4 +41,4 @@ class ReporterList : public Reporter {
   std::vector<std::unique_ptr<Reporter>> list_;
 };
 
-}  // namespace pg
+}  // namespace pg::runner

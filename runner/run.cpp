@@ -22,13 +22,13 @@
 #include "store/run_json.h"
 #include "store/store.h"
 
-namespace pg {
+namespace pg::runner {
 namespace {
 
 void check_cells_supported(const std::vector<CellKey>& cells) {
   for (const auto& key : cells) {
     try {
-      check_cell_supported(key);
+      lm::check_cell_supported(key);
     } catch (const SettingError& e) {
       throw e.with_context(fmt::format("cell {}: ", cell_label(key)));
     } catch (const UsageError& e) {
@@ -124,4 +124,4 @@ int perform_run(const SweepConfig& cfg, const std::string& started_at) {
   return kExitOk;
 }
 
-}  // namespace pg
+}  // namespace pg::runner

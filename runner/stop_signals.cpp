@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-namespace pg {
+namespace pg::runner {
 namespace {
 
 volatile std::sig_atomic_t g_stop_requested = 0;
@@ -42,4 +42,4 @@ StopSignals::~StopSignals() {
 
 bool stop_requested() { return g_stop_requested != 0; }
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -5,7 +5,7 @@
 #pragma once
 #include <csignal>
 
-namespace pg {
+namespace pg::runner {
 
 // Installs the handlers for its lifetime and restores the previous ones after.
 class StopSignals {
@@ -23,4 +23,4 @@ class StopSignals {
 // True once a signal asked the current sweep to stop.
 bool stop_requested();
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -8,7 +8,7 @@
 #include "runner/reporter.h"
 #include "store/store.h"
 
-namespace pg {
+namespace pg::runner {
 
 namespace {
 
@@ -90,4 +90,4 @@ SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells
   return out;
 }
 
-}  // namespace pg
+}  // namespace pg::runner

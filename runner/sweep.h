@@ -9,11 +9,11 @@
 #include "core/run.h"
 #include "runner/sweep_config.h"
 
-namespace pg {
-
-namespace store {
+namespace pg::store {
 class Store;
 }
+
+namespace pg::runner {
 
 // The Cartesian product, in the order cells are run: model, dtype, attention, kv-cache,
 // cuda-graphs, batch size, prompt length (the last varies fastest), so consecutive cells share a
@@ -50,4 +50,4 @@ SweepOutcome run_sweep(const SweepConfig& cfg, const std::vector<CellKey>& cells
 // `started_at` as for run_sweep: the CLI takes it before resolving the config.
 int perform_run(const SweepConfig& cfg, const std::string& started_at = {});
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -4,7 +4,7 @@
 
 #include "runner/lm/artifact.h"
 
-namespace pg {
+namespace pg::runner {
 
 std::string sweep_config_json(const SweepConfig& cfg) {
   auto onoff = [](const std::vector<bool>& v) {
@@ -47,4 +47,4 @@ std::string sweep_config_json(const SweepConfig& cfg) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace pg
+}  // namespace pg::runner

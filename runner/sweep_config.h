@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace pg {
+namespace pg::runner {
 
 // Every setting of `perfgate run` (a flag, and a key of the TOML sweep file), resolved and
 // validated by runner/config.h. Lists sweep their product.
@@ -44,4 +44,4 @@ struct SweepConfig {
 // The resolved sweep as JSON text (stored with the run, so it can be reproduced).
 std::string sweep_config_json(const SweepConfig& cfg);
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -9,7 +9,7 @@
 #include "common/text_table.h"
 #include "runner/text.h"
 
-namespace pg {
+namespace pg::runner {
 namespace {
 
 std::optional<double> metric(const CellResult& c, const std::string& name) {
@@ -95,4 +95,4 @@ void TableReporter::sweep_finished(const Run& run) {
   std::fflush(out_);
 }
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -6,7 +6,7 @@
 
 #include "runner/reporter.h"
 
-namespace pg {
+namespace pg::runner {
 
 std::string format_cell_table(const Run& run);
 
@@ -19,4 +19,4 @@ class TableReporter : public Reporter {
   std::FILE* out_;
 };
 
-}  // namespace pg
+}  // namespace pg::runner

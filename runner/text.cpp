@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace pg {
+namespace pg::runner {
 
 std::string to_valid_utf8(const std::string& s) {
   static const std::string kReplacement = "\xEF\xBF\xBD";
@@ -70,4 +70,4 @@ std::string format_duration(double seconds) {
   return fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
-}  // namespace pg
+}  // namespace pg::runner

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-namespace pg {
+namespace pg::runner {
 
 // Valid UTF-8 out: invalid sequences and control characters (except tab) become U+FFFD.
 std::string to_valid_utf8(const std::string& s);
@@ -15,4 +15,4 @@ std::string format_bytes(double bytes);
 // 75.2 -> "1:15"; 3700 -> "1:01:40".
 std::string format_duration(double seconds);
 
-}  // namespace pg
+}  // namespace pg::runner

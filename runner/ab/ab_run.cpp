@@ -34,8 +34,8 @@ std::string new_ab_uuid() {
   return out;
 }
 
-MeasureOptions measure_options(const SweepConfig& cfg) {
-  MeasureOptions opt;
+runner::MeasureOptions measure_options(const runner::SweepConfig& cfg) {
+  runner::MeasureOptions opt;
   opt.warmup = cfg.warmup;
   opt.reps = cfg.reps;  // pairs: each side runs one repetition a pair
   opt.seed = cfg.seed;
@@ -54,10 +54,10 @@ constexpr int kSharedWarmupPairs = 2;
 // The two sides of one cell: both workers started (each warms up in turn, so only one side is on
 // the device at a time), the shared warm-up pairs, then the timed pairs in `order`, then both
 // finished. A side that fails stops the pairs; the other side keeps the samples it has.
-std::array<CellResult, 2> measure_cell(const CellKey& key, const MeasureOptions& opt,
+std::array<CellResult, 2> measure_cell(const CellKey& key, const runner::MeasureOptions& opt,
                                        std::array<SideState, 2>& sides,
                                        const std::vector<Side>& order) {
-  MeasureOptions asked = opt;  // the worker's reps: the most it will be asked for
+  runner::MeasureOptions asked = opt;  // the worker's reps: the most it will be asked for
   asked.reps = opt.reps + kSharedWarmupPairs;
   std::array<std::unique_ptr<SideCell>, 2> cell;
   for (size_t s = 0; s < 2; ++s) cell[s] = sides[s].open(key, asked, kSharedWarmupPairs);
@@ -110,11 +110,11 @@ std::string builtin_worker_command() { return shell_word(own_executable()) + " w
 
 int perform_ab(const AbSettings& s, const std::string& started_at) {
   if (s.ab_runs < 1) throw SettingError(SettingError::setting("ab-runs") + " must be at least 1");
-  const std::vector<CellKey> cells = expand(s.base);
+  const std::vector<CellKey> cells = runner::expand(s.base);
   const std::string start = started_at.empty() ? now_iso8601() : started_at;
-  const Environment env = run_environment(s.base.device);
+  const Environment env = runner::run_environment(s.base.device);
   store::Store store(s.base.db);
-  const MeasureOptions opt = measure_options(s.base);
+  const runner::MeasureOptions opt = measure_options(s.base);
   struct AbRun {
     AbPairing pairing;
     std::array<SideState, 2> sides;
@@ -131,13 +131,13 @@ int perform_ab(const AbSettings& s, const std::string& started_at) {
 
   bool interrupted = false;
   {
-    StopSignals signals;
+    runner::StopSignals signals;
     try {
       for (size_t i = 0; i < cells.size() && !interrupted; ++i) {
         const std::string label = inert_text(cell_label(cells[i]), kInertNameChars);
         if (!s.base.quiet) fmt::print(stderr, "[{}/{}] {}\n", i + 1, cells.size(), label);
         for (size_t j = 0; j < runs.size(); ++j) {
-          if (stop_requested()) {
+          if (runner::stop_requested()) {
             interrupted = true;
             break;
           }

@@ -13,7 +13,7 @@ namespace pg::ab {
 
 struct AbSettings {
   // One resolved sweep per side: the same cells, each with its own checkout as `repo`.
-  SweepConfig base, head;
+  runner::SweepConfig base, head;
   // What measures a side's cells (`/bin/sh -c`, in the side's checkout): its `exec` command, or
   // for perfgate's own models this perfgate's worker unless a side names its own.
   std::string base_worker, head_worker;

@@ -22,21 +22,21 @@ std::string own_executable() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("perfgate-runner");
 }
 
-SideState::SideState(const SweepConfig& cfg, std::string worker, std::string default_worker,
+SideState::SideState(const runner::SweepConfig& cfg, std::string worker, std::string default_worker,
                      Environment env, AbPairing pairing, std::string side)
     : cfg_(cfg),
       worker_(std::move(worker)),
       default_worker_(std::move(default_worker)),
       env_(std::move(env)),
       pairing_(std::move(pairing)),
-      git_(read_git_info(cfg.repo)),
+      git_(runner::read_git_info(cfg.repo)),
       exec_(!cfg.exec.empty()) {
   pairing_.side = std::move(side);
 }
 
 SideState::~SideState() = default;
 
-std::unique_ptr<SideCell> SideState::open(const CellKey& key, const MeasureOptions& opt,
+std::unique_ptr<SideCell> SideState::open(const CellKey& key, const runner::MeasureOptions& opt,
                                           int untimed) {
   return std::make_unique<SideCell>(*this, key, opt, untimed);
 }
@@ -49,7 +49,7 @@ void SideState::begin_if_needed(store::Store& store, const std::string& started_
     for (const auto& [k, v] : engine_->versions) full["engine." + k] = v;
     if (engine_->model.display_name) full["engine.model"] = *engine_->model.display_name;
   }
-  run_id_ = store.begin_run(git_, full, sweep_config_json(cfg_), started_at, pairing_);
+  run_id_ = store.begin_run(git_, full, runner::sweep_config_json(cfg_), started_at, pairing_);
   begun_ = true;
 }
 
@@ -71,7 +71,8 @@ std::string SideState::commit_text() const {
   return git_.commit ? git_.commit->substr(0, 12) + (git_.dirty ? ", dirty" : "") : git_.state;
 }
 
-SideCell::SideCell(SideState& side, const CellKey& key, const MeasureOptions& opt, int untimed)
+SideCell::SideCell(SideState& side, const CellKey& key, const runner::MeasureOptions& opt,
+                   int untimed)
     : side_(side), key_(key), opt_(opt), untimed_(untimed) {
   exec::WorkerSpec spec;
   spec.command = side.worker_;
@@ -112,7 +113,7 @@ CellResult SideCell::finish() {
     timed.prefill_ms.erase(timed.prefill_ms.begin(), timed.prefill_ms.begin() + drop);
     timed.decode_ms.erase(timed.decode_ms.begin(), timed.decode_ms.begin() + drop);
     positions_.erase(positions_.begin(), positions_.begin() + drop);
-    MeasureOptions taken = opt_;  // the sanity check counts the repetitions this side took
+    runner::MeasureOptions taken = opt_;  // the sanity check counts the repetitions this side took
     taken.reps = static_cast<int>(timed.prefill_ms.size());
     const auto device = side_.env_.find("device");
     r = exec::exec_cell_result(key_, taken, *worker_->engine(), std::move(timed),

@@ -32,14 +32,15 @@ class SideState {
  public:
   // `default_worker`: what the side runs without a worker of its own, given to every worker as
   // PERFGATE_WORKER_COMMAND (for a wrapper that runs it, as the action's sandbox does).
-  SideState(const SweepConfig& cfg, std::string worker, std::string default_worker, Environment env,
-            AbPairing pairing, std::string side);
+  SideState(const runner::SweepConfig& cfg, std::string worker, std::string default_worker,
+            Environment env, AbPairing pairing, std::string side);
   SideState(SideState&&) = default;
   ~SideState();
 
   // Starts the side's worker for the cell: it has warmed up when this returns. The first
   // `untimed` repetitions it is asked for are the shared warm-up: left out of the result.
-  std::unique_ptr<SideCell> open(const CellKey& key, const MeasureOptions& opt, int untimed);
+  std::unique_ptr<SideCell> open(const CellKey& key, const runner::MeasureOptions& opt,
+                                 int untimed);
   // The run row is written with the first cell (an `exec` engine's versions come from it).
   void store_cell(store::Store& store, const std::string& started_at, CellResult cell);
   void begin_if_needed(store::Store& store, const std::string& started_at);
@@ -55,7 +56,7 @@ class SideState {
 
  private:
   friend class SideCell;
-  SweepConfig cfg_;
+  runner::SweepConfig cfg_;
   std::string worker_, default_worker_;
   Environment env_;
   AbPairing pairing_;
@@ -70,7 +71,7 @@ class SideState {
 
 class SideCell {
  public:
-  SideCell(SideState& side, const CellKey& key, const MeasureOptions& opt, int untimed);
+  SideCell(SideState& side, const CellKey& key, const runner::MeasureOptions& opt, int untimed);
   ~SideCell();
   // One timed repetition, at `position` in its pair (0 first, 1 second); false once this side's
   // cell has failed (then it asks for nothing more).
@@ -81,7 +82,7 @@ class SideCell {
  private:
   SideState& side_;
   CellKey key_;
-  MeasureOptions opt_;
+  runner::MeasureOptions opt_;
   std::unique_ptr<exec::WorkerClient> worker_;
   int untimed_;
   std::vector<int> positions_;  // of each repetition taken, in its pair

@@ -22,7 +22,8 @@ constexpr size_t kReportedReasonChars = 400;
 
 }  // namespace
 
-std::map<std::string, std::string> cell_environment(const CellKey& key, const MeasureOptions& opt,
+std::map<std::string, std::string> cell_environment(const CellKey& key,
+                                                    const runner::MeasureOptions& opt,
                                                     const std::string& repo_dir,
                                                     ProtocolMode mode) {
   const bool worker = mode == ProtocolMode::worker;
@@ -48,8 +49,8 @@ std::map<std::string, std::string> cell_environment(const CellKey& key, const Me
   return env;
 }
 
-std::string cell_json(const CellKey& key, const MeasureOptions& opt, const std::string& repo_dir,
-                      ProtocolMode mode) {
+std::string cell_json(const CellKey& key, const runner::MeasureOptions& opt,
+                      const std::string& repo_dir, ProtocolMode mode) {
   const bool worker = mode == ProtocolMode::worker;
   nlohmann::ordered_json j = {
       {"protocol", worker ? kWorkerProtocolVersion : kOneShotProtocolVersion},
@@ -139,8 +140,9 @@ std::map<std::string, double> exec_metrics(const CellKey& key, const CellSamples
   return m;
 }
 
-CellResult exec_cell_result(const CellKey& key, const MeasureOptions& opt, const EngineInfo& engine,
-                            CellSamples samples, std::optional<double> peak_alloc_bytes,
+CellResult exec_cell_result(const CellKey& key, const runner::MeasureOptions& opt,
+                            const EngineInfo& engine, CellSamples samples,
+                            std::optional<double> peak_alloc_bytes,
                             std::optional<CellProfile> profile, const std::string& device_name) {
   if (engine.model.context && key.seq_len + key.gen_tokens > *engine.model.context)
     return failed_cell(CellStatus::error,

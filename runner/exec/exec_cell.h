@@ -18,11 +18,12 @@ namespace pg::exec {
 // The cell as the command receives it: the environment variables and the stdin JSON text (one
 // line). A worker's cell says protocol 3 and `worker` (PERFGATE_WORKER=on); its `reps` is the
 // most repetitions perfgate may ask for.
-std::map<std::string, std::string> cell_environment(const CellKey& key, const MeasureOptions& opt,
+std::map<std::string, std::string> cell_environment(const CellKey& key,
+                                                    const runner::MeasureOptions& opt,
                                                     const std::string& repo_dir,
                                                     ProtocolMode mode = ProtocolMode::one_shot);
-std::string cell_json(const CellKey& key, const MeasureOptions& opt, const std::string& repo_dir,
-                      ProtocolMode mode = ProtocolMode::one_shot);
+std::string cell_json(const CellKey& key, const runner::MeasureOptions& opt,
+                      const std::string& repo_dir, ProtocolMode mode = ProtocolMode::one_shot);
 
 // A checkout's directory as the command sees it (its cwd and PERFGATE_REPO): absolute, normal,
 // without a trailing slash.
@@ -47,8 +48,9 @@ std::map<std::string, double> exec_metrics(const CellKey& key, const CellSamples
 // outside the sanity limits (opt.reps: the repetitions the samples must hold), else `ok` with the
 // metrics (the GPU's peaks from `device_name`, the fingerprint's GPU name), peak_alloc_bytes and
 // the profile.
-CellResult exec_cell_result(const CellKey& key, const MeasureOptions& opt, const EngineInfo& engine,
-                            CellSamples samples, std::optional<double> peak_alloc_bytes,
+CellResult exec_cell_result(const CellKey& key, const runner::MeasureOptions& opt,
+                            const EngineInfo& engine, CellSamples samples,
+                            std::optional<double> peak_alloc_bytes,
                             std::optional<CellProfile> profile, const std::string& device_name);
 
 }  // namespace pg::exec

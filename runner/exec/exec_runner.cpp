@@ -19,7 +19,7 @@ ExecMeasurer::ExecMeasurer(ExecSettings settings) : settings_(std::move(settings
   settings_.repo_dir = checkout_dir(settings_.repo_dir);
 }
 
-CellResult ExecMeasurer::measure(const CellKey& key, const MeasureOptions& opt) {
+CellResult ExecMeasurer::measure(const CellKey& key, const runner::MeasureOptions& opt) {
   ProcessSpec spec;
   spec.command = settings_.command;
   spec.cwd = settings_.repo_dir;

@@ -20,10 +20,10 @@ struct ExecSettings {
 };
 
 // The user's benchmark as the sweep's measurer (runner/measurer.h): one run of the command a cell.
-class ExecMeasurer final : public Measurer {
+class ExecMeasurer final : public runner::Measurer {
  public:
   explicit ExecMeasurer(ExecSettings settings);
-  CellResult measure(const CellKey& key, const MeasureOptions& opt) override;
+  CellResult measure(const CellKey& key, const runner::MeasureOptions& opt) override;
   bool fingerprint_after_first_cell() const override { return true; }
   // engine, engine.<package> = version, and engine.model = the first model's display name.
   Environment fingerprint() const override;

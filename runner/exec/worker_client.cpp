@@ -20,7 +20,8 @@ constexpr std::chrono::seconds kReportedExitGrace{5};
 
 }  // namespace
 
-WorkerClient::WorkerClient(const WorkerSpec& spec, const CellKey& key, const MeasureOptions& opt)
+WorkerClient::WorkerClient(const WorkerSpec& spec, const CellKey& key,
+                           const runner::MeasureOptions& opt)
     : spec_(spec),
       max_reps_(opt.reps),
       reader_(opt.reps, key.gen_tokens, opt.profile, ProtocolMode::worker) {
@@ -41,7 +42,7 @@ WorkerClient::WorkerClient(const WorkerSpec& spec, const CellKey& key, const Mea
 }
 
 WorkerClient::WorkerClient(std::unique_ptr<ChildProcess> worker, const WorkerSpec& spec,
-                           const CellKey& key, const MeasureOptions& opt)
+                           const CellKey& key, const runner::MeasureOptions& opt)
     : spec_(spec),
       max_reps_(opt.reps),
       reader_(opt.reps, key.gen_tokens, opt.profile, ProtocolMode::worker),

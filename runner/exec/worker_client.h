@@ -44,11 +44,11 @@ class WorkerClient {
   // Starts the command for one cell (the worker's environment and first stdin line), reads its
   // hello and waits for `ready`. opt: warmup, reps (the most repetitions that will be asked
   // for), seed and profile, as for a one-shot cell.
-  WorkerClient(const WorkerSpec& spec, const CellKey& key, const MeasureOptions& opt);
+  WorkerClient(const WorkerSpec& spec, const CellKey& key, const runner::MeasureOptions& opt);
   // The same for the next cell in a worker that finished its last one and said it takes more
   // (hello's "cells": "many"; release() handed it back): the cell line goes to its stdin.
   WorkerClient(std::unique_ptr<ChildProcess> worker, const WorkerSpec& spec, const CellKey& key,
-               const MeasureOptions& opt);
+               const runner::MeasureOptions& opt);
   ~WorkerClient();  // kills the process group if it is still running
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;

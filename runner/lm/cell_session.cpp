@@ -58,7 +58,7 @@ struct DeviceScope {
 // What both kinds of cell share: the clock, the repetitions, the memory peak and the end.
 class SessionBase : public CellSession {
  public:
-  SessionBase(const CellKey& key, const MeasureOptions& opt, const at::Device& device)
+  SessionBase(const CellKey& key, const runner::MeasureOptions& opt, const at::Device& device)
       : key_(key), opt_(opt), device_(device), per_step_(timing_mode() == TimingMode::step) {
     reset_memory_peak();  // after the model is loaded: the memory metric is what the cell adds
   }
@@ -132,7 +132,7 @@ class SessionBase : public CellSession {
   bool per_step() const { return per_step_; }
   void set_invalid(const std::string& why) { invalid_ = why; }
   const CellKey& key() const { return key_; }
-  const MeasureOptions& options() const { return opt_; }
+  const runner::MeasureOptions& options() const { return opt_; }
   const at::Device& device() const { return device_; }
 
  private:
@@ -167,7 +167,7 @@ class SessionBase : public CellSession {
   }
 
   CellKey key_;
-  MeasureOptions opt_;
+  runner::MeasureOptions opt_;
   at::Device device_;
   bool per_step_;
   std::unique_ptr<StepClock> clock_;
@@ -183,7 +183,7 @@ class SessionBase : public CellSession {
 // pool stream and captured decode step, alive as long as the session.
 class BuiltinSession final : public SessionBase {
  public:
-  BuiltinSession(const Model& m, const CellKey& key, const MeasureOptions& opt,
+  BuiltinSession(const Model& m, const CellKey& key, const runner::MeasureOptions& opt,
                  const at::Device& device)
       : SessionBase(key, opt, device), m_(m) {
     const int64_t B = key.batch_size, P = key.seq_len, G = key.gen_tokens;
@@ -233,7 +233,8 @@ class BuiltinSession final : public SessionBase {
 // An AOTInductor package, through the same repetitions; the sanity of its logits too.
 class AotiSession final : public SessionBase {
  public:
-  AotiSession(AotiModel& m, const CellKey& key, const MeasureOptions& opt, const at::Device& device)
+  AotiSession(AotiModel& m, const CellKey& key, const runner::MeasureOptions& opt,
+              const at::Device& device)
       : SessionBase(key, opt, device), m_(m) {
     start_clock();
     if (key.cuda_graphs) stream_ = use_pool_stream(device.index());  // as for the built-in models
@@ -257,7 +258,8 @@ class AotiSession final : public SessionBase {
 };
 
 template <typename Session, typename ModelT>
-std::unique_ptr<CellSession> open_session(ModelT& m, const CellKey& key, const MeasureOptions& opt,
+std::unique_ptr<CellSession> open_session(ModelT& m, const CellKey& key,
+                                          const runner::MeasureOptions& opt,
                                           const at::Device& device) {
   std::unique_ptr<Session> s;
   as_cell_failure([&] {
@@ -288,13 +290,13 @@ void as_cell_failure(const std::function<void()>& body) {
 }
 
 std::unique_ptr<CellSession> open_builtin_session(const Model& m, const CellKey& key,
-                                                  const MeasureOptions& opt,
+                                                  const runner::MeasureOptions& opt,
                                                   const at::Device& device) {
   return open_session<BuiltinSession>(m, key, opt, device);
 }
 
 std::unique_ptr<CellSession> open_aoti_session(AotiModel& m, const CellKey& key,
-                                               const MeasureOptions& opt,
+                                               const runner::MeasureOptions& opt,
                                                const at::Device& device) {
   return open_session<AotiSession>(m, key, opt, device);
 }

@@ -19,10 +19,11 @@ void as_cell_failure(const std::function<void()>& body);
 
 // A cell of a built-in model `m` (which must outlive the session) on `device`, warmed up.
 std::unique_ptr<CellSession> open_builtin_session(const Model& m, const CellKey& key,
-                                                  const MeasureOptions& opt,
+                                                  const runner::MeasureOptions& opt,
                                                   const at::Device& device);
 // A cell of the package `m` (which must outlive the session), warmed up.
 std::unique_ptr<CellSession> open_aoti_session(AotiModel& m, const CellKey& key,
-                                               const MeasureOptions& opt, const at::Device& device);
+                                               const runner::MeasureOptions& opt,
+                                               const at::Device& device);
 
 }  // namespace pg::lm

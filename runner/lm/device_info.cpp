@@ -129,7 +129,7 @@ void check_dtype_runs(const at::Device& device, const std::string& dtype, Attent
 
 }  // namespace pg::lm
 
-namespace pg {
+namespace pg::lm {
 namespace {
 
 std::string number(double v) {
@@ -179,4 +179,4 @@ Environment device_environment(const std::string& device) {
   return env;
 }
 
-}  // namespace pg
+}  // namespace pg::lm

@@ -16,7 +16,7 @@
 #include "runner/lm/device_info.h"
 #include "runner/lm/model_spec.h"
 
-namespace pg {
+namespace pg::lm {
 
 namespace {
 
@@ -101,7 +101,7 @@ lm::LibTorchMeasurer::LibTorchMeasurer() : impl_(std::make_unique<Impl>()) {}
 lm::LibTorchMeasurer::~LibTorchMeasurer() = default;
 
 std::unique_ptr<lm::CellSession> lm::LibTorchMeasurer::open(const CellKey& key,
-                                                            const MeasureOptions& opt) {
+                                                            const runner::MeasureOptions& opt) {
   check_cell_supported(key);
   if (opt.reps < 1) throw SettingError(setting("reps") + " must be at least 1");
   if (opt.warmup < 0) throw SettingError(setting("warmup") + " must not be negative");
@@ -124,7 +124,7 @@ std::unique_ptr<lm::CellSession> lm::LibTorchMeasurer::open(const CellKey& key,
 }
 
 // Open, the timed repetitions, finish: the same path as the worker's (docs/PROTOCOL.md).
-CellResult lm::LibTorchMeasurer::measure(const CellKey& key, const MeasureOptions& opt) {
+CellResult lm::LibTorchMeasurer::measure(const CellKey& key, const runner::MeasureOptions& opt) {
   CellResult r;
   std::optional<CellFailure> failure;
   try {
@@ -196,4 +196,4 @@ void check_cell_supported(const CellKey& key) {
   check_dtype_runs(device, key.dtype, attention);
 }
 
-}  // namespace pg
+}  // namespace pg::lm

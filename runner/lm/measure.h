@@ -12,9 +12,7 @@
 #include "core/run.h"
 #include "runner/measurer.h"
 
-namespace pg {
-
-namespace lm {
+namespace pg::lm {
 
 // One timed repetition: the prefill and each of the gen_tokens - 1 decode steps, ms.
 struct RepSample {
@@ -54,24 +52,22 @@ class CellSession {
 
 // perfgate's own models and AOTInductor packages, timed in this process. Keeps the last loaded
 // model so that consecutive cells of one model/dtype/device reuse it.
-class LibTorchMeasurer final : public Measurer {
+class LibTorchMeasurer final : public runner::Measurer {
  public:
   LibTorchMeasurer();
   ~LibTorchMeasurer() override;
   // check_cell_supported's refusals and bad options throw UsageError; an oom or a sanity failure
   // comes back as status oom / invalid / error.
-  CellResult measure(const CellKey& key, const MeasureOptions& opt) override;
+  CellResult measure(const CellKey& key, const runner::MeasureOptions& opt) override;
   // The cell loaded and warmed up (opt.warmup untimed repetitions). Refusals as for measure();
   // an oom or LibTorch error throws CellFailure. One session at a time: it borrows the loaded
   // model and must be destroyed before the next open() or measure().
-  std::unique_ptr<CellSession> open(const CellKey& key, const MeasureOptions& opt);
+  std::unique_ptr<CellSession> open(const CellKey& key, const runner::MeasureOptions& opt);
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-}  // namespace lm
 
 // Throws UsageError when this build / device cannot run the cell (sdpa on LibTorch 1.x, a dtype
 // the device can't run, cuda-graphs before it exists, a missing GPU, a bad model name or file).
@@ -85,4 +81,4 @@ std::string torch_version();      // the LibTorch this runner is built with, e.g
 // torch, threads (+ peak figures used for MBU/MFU).
 Environment device_environment(const std::string& device);
 
-}  // namespace pg
+}  // namespace pg::lm

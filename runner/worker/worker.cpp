@@ -160,7 +160,7 @@ void resolve_cell(WorkerCell& c) {
   if (lm::is_file_model(c.key.model) || lm::is_aoti_model(c.key.model))
     c.key.model = lm::register_model_artifact(c.key.model, c.repo, {c.key.batch_size},
                                               SettingError::setting("model"));
-  check_cell_supported(c.key);
+  lm::check_cell_supported(c.key);
 }
 
 std::string refusal(const std::exception& e, const SettingSpelling& spell) {
@@ -183,7 +183,7 @@ std::optional<int> serve_cell(const std::string& cell_text, InputLines& input, i
   } catch (const std::exception& e) {
     refused = refusal(e, spell);
   }
-  write_line(out_fd, hello_line(torch_version(), facts));
+  write_line(out_fd, hello_line(lm::torch_version(), facts));
   auto fail = [&](CellStatus status, const std::string& reason, int exit_code) {
     input.settle();
     write_line(out_fd, failure_line(status, reason));

@@ -14,7 +14,7 @@ inline constexpr int kWorkerProtocolVersion = 3;
 
 struct WorkerCell {
   CellKey key;  // key.model as the cell gives it: a preset, file:PATH or aoti:PATH
-  MeasureOptions opt;
+  runner::MeasureOptions opt;
   std::string repo;  // absolute: where a relative artifact path resolves
 };
 

@@ -12,10 +12,10 @@ namespace {
 
 TEST(ConfigCli, FlagsRegisterAndHelpShowsDefaults) {
   CLI::App app;
-  RunFlags f;
+  runner::RunFlags f;
   add_run_flags(app, f);
   const std::string help = app.help();
-  for (const auto& s : run_settings()) {
+  for (const auto& s : runner::run_settings()) {
     EXPECT_NE(help.find("--" + s.name), std::string::npos) << s.name;
     if (!s.default_text.empty()) {
       EXPECT_NE(help.find(s.default_text), std::string::npos) << s.name;
@@ -36,7 +36,7 @@ TEST(ConfigCli, FlagsRegisterAndHelpShowsDefaults) {
 // The help names other settings as flags too ("relative paths resolve against --repo").
 TEST(ConfigCli, HelpNamesOtherSettingsAsFlags) {
   CLI::App app;
-  RunFlags f;
+  runner::RunFlags f;
   add_run_flags(app, f);
   const std::string help = app.help();
   EXPECT_NE(help.find("bearer token for --submit"), std::string::npos) << help;
@@ -46,8 +46,9 @@ TEST(ConfigCli, HelpNamesOtherSettingsAsFlags) {
 // A setting the sweep file gave is its key there, led by the key's file and line; the rest are
 // flags (a sweep file's AOTInductor cell never says --kv-cache off).
 TEST(ConfigCli, MessagesNameTheFilesKeysAndTheFlags) {
-  const SweepConfig cfg = sweep_config_from_toml("reps = 2\nkv-cache = \"off\"\n", "sweep.toml",
-                                                 RunFlags{{}, {{"device", "cpu"}}, false});
+  const runner::SweepConfig cfg =
+      sweep_config_from_toml("reps = 2\nkv-cache = \"off\"\n", "sweep.toml",
+                             runner::RunFlags{{}, {{"device", "cpu"}}, false});
   ASSERT_EQ(cfg.given_in_file.at("kv-cache"), "sweep.toml:2");
   EXPECT_EQ(cfg.given_in_file.count("device"), 0u);
   const SettingError e = SettingError(SettingError::setting("kv-cache") + " off: x (use " +

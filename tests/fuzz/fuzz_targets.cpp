@@ -13,7 +13,7 @@ namespace pg::fuzz {
 
 void toml_sweep(std::string_view bytes) {
   try {
-    sweep_config_from_toml(std::string(bytes), "fuzz.toml", RunFlags{});
+    sweep_config_from_toml(std::string(bytes), "fuzz.toml", runner::RunFlags{});
   } catch (const UsageError&) {
   }
 }

@@ -4,6 +4,6 @@
 #include <string>
 
 namespace pg {
-bool cuda_available() { return false; }
-std::string default_attention() { return "sdpa"; }
+bool lm::cuda_available() { return false; }
+std::string lm::default_attention() { return "sdpa"; }
 }  // namespace pg

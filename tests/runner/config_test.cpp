@@ -14,17 +14,17 @@ namespace {
 
 using pgtest::TempDir;
 
-RunFlags flags(std::map<std::string, std::string> values) {
-  RunFlags f;
+runner::RunFlags flags(std::map<std::string, std::string> values) {
+  runner::RunFlags f;
   f.values = std::move(values);
   return f;
 }
 
 // The message of resolving `f` as the CLI prints it (settings spelled as flags), or "" when it
 // resolves.
-std::string error_of(const RunFlags& f) {
+std::string error_of(const runner::RunFlags& f) {
   try {
-    resolve_sweep_config(f);
+    runner::resolve_sweep_config(f);
   } catch (const SettingError& e) {
     return e.spelled("--");
   } catch (const UsageError& e) {
@@ -33,9 +33,9 @@ std::string error_of(const RunFlags& f) {
   return "";
 }
 
-std::string toml_error(const std::string& text, const RunFlags& f = {}) {
+std::string toml_error(const std::string& text, const runner::RunFlags& f = {}) {
   try {
-    sweep_config_from_toml(text, "sweep.toml", f);
+    runner::sweep_config_from_toml(text, "sweep.toml", f);
   } catch (const SettingError& e) {
     return e.spelled("--");
   } catch (const UsageError& e) {
@@ -45,12 +45,12 @@ std::string toml_error(const std::string& text, const RunFlags& f = {}) {
 }
 
 TEST(ConfigDefaults, FollowTheSpecAndTheMachine) {
-  const SweepConfig c = resolve_sweep_config({});
-  const bool gpu = cuda_available();
+  const runner::SweepConfig c = runner::resolve_sweep_config({});
+  const bool gpu = lm::cuda_available();
   EXPECT_EQ(c.models, std::vector<std::string>{"tiny"});
   EXPECT_EQ(c.device, gpu ? "cuda" : "cpu");
   EXPECT_EQ(c.dtypes, std::vector<std::string>{gpu ? "bf16" : "fp32"});
-  EXPECT_EQ(c.attention, std::vector<std::string>{default_attention()});
+  EXPECT_EQ(c.attention, std::vector<std::string>{lm::default_attention()});
   EXPECT_EQ(c.batch_sizes, (std::vector<int>{1, 4, 8, 16}));
   EXPECT_EQ(c.seq_lens, (std::vector<int>{64, 256, 512}));
   EXPECT_EQ(c.gen_tokens, 32);
@@ -64,19 +64,19 @@ TEST(ConfigDefaults, FollowTheSpecAndTheMachine) {
 }
 
 TEST(ConfigFlags, ListsAndScalarsParse) {
-  const SweepConfig c = resolve_sweep_config(flags({{"batch-sizes", "1, 2,3"},
-                                                    {"seq-lens", "8,16"},
-                                                    {"gen-tokens", "4"},
-                                                    {"warmup", "0"},
-                                                    {"reps", "3"},
-                                                    {"device", "cpu"},
-                                                    {"dtype", "fp32,bf16"},
-                                                    {"kv-cache", "on,off"},
-                                                    {"attention", "math,sdpa"},
-                                                    {"cuda-graphs", "off"},
-                                                    {"seed", "42"},
-                                                    {"peak-bw-gbps", "3350.5"},
-                                                    {"peak-tflops", "989"}}));
+  const runner::SweepConfig c = runner::resolve_sweep_config(flags({{"batch-sizes", "1, 2,3"},
+                                                                    {"seq-lens", "8,16"},
+                                                                    {"gen-tokens", "4"},
+                                                                    {"warmup", "0"},
+                                                                    {"reps", "3"},
+                                                                    {"device", "cpu"},
+                                                                    {"dtype", "fp32,bf16"},
+                                                                    {"kv-cache", "on,off"},
+                                                                    {"attention", "math,sdpa"},
+                                                                    {"cuda-graphs", "off"},
+                                                                    {"seed", "42"},
+                                                                    {"peak-bw-gbps", "3350.5"},
+                                                                    {"peak-tflops", "989"}}));
   EXPECT_EQ(c.batch_sizes, (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(c.seq_lens, (std::vector<int>{8, 16}));
   EXPECT_EQ(c.gen_tokens, 4);
@@ -146,7 +146,7 @@ TEST(ConfigFlags, EachBadValueNamesItsFlag) {
 }
 
 TEST(ConfigFlags, CudaWithoutGpuIsAUsageError) {
-  if (cuda_available()) GTEST_SKIP() << "this machine has a GPU";
+  if (lm::cuda_available()) GTEST_SKIP() << "this machine has a GPU";
   for (const char* dev : {"cuda", "cuda:0"}) {
     const std::string msg = error_of(flags({{"device", dev}}));
     EXPECT_TRUE(msg.starts_with(std::string("--device: '") + dev + "' asks for a GPU")) << msg;
@@ -162,7 +162,7 @@ TEST(ConfigFlags, TokenFileMustHoldAToken) {
                                  std::filesystem::perm_options::replace);
   EXPECT_TRUE(error_of(flags({{"submit", "http://h:1"}, {"token-file", (dir / "empty").string()}}))
                   .ends_with("is empty"));
-  const SweepConfig c = resolve_sweep_config(flags(
+  const runner::SweepConfig c = runner::resolve_sweep_config(flags(
       {{"submit", "https://perf.example.org/pg/"}, {"token-file", (dir / "token").string()}}));
   EXPECT_EQ(c.submit_url, "https://perf.example.org/pg/");
 }
@@ -171,12 +171,12 @@ TEST(ConfigFlags, ExistingModelFileIsAccepted) {
   TempDir dir;
   pgtest::write_file(dir / "m.safetensors", "x");
   const std::string model = "file:" + (dir / "m.safetensors").string();
-  EXPECT_EQ(resolve_sweep_config(flags({{"model", model}})).models,
+  EXPECT_EQ(runner::resolve_sweep_config(flags({{"model", model}})).models,
             std::vector<std::string>{model});
 }
 
 TEST(ConfigToml, KeysAreTheFlagNames) {
-  const SweepConfig c = sweep_config_from_toml(R"(
+  const runner::SweepConfig c = runner::sweep_config_from_toml(R"(
 model = ["tiny"]
 dtype = "fp32"
 batch-sizes = [1, 2]
@@ -194,7 +194,7 @@ quiet = true
 peak-bw-gbps = 100
 peak-tflops = 1.5
 )",
-                                               "sweep.toml");
+                                                               "sweep.toml");
   EXPECT_EQ(c.batch_sizes, (std::vector<int>{1, 2}));
   EXPECT_EQ(c.seq_lens, std::vector<int>{8});
   EXPECT_EQ(c.gen_tokens, 4);
@@ -244,8 +244,8 @@ TEST(ConfigToml, MessagesNameFileAndLine) {
 }
 
 TEST(ConfigToml, FlagsOverrideTheFile) {
-  const SweepConfig c = sweep_config_from_toml("batch-sizes = [1, 2]\nreps = 5\n", "sweep.toml",
-                                               flags({{"batch-sizes", "4"}}));
+  const runner::SweepConfig c = runner::sweep_config_from_toml(
+      "batch-sizes = [1, 2]\nreps = 5\n", "sweep.toml", flags({{"batch-sizes", "4"}}));
   EXPECT_EQ(c.batch_sizes, std::vector<int>{4});
   EXPECT_EQ(c.reps, 5);
   // A bad file value is not reported when a flag replaced it; a bad flag names the flag.
@@ -257,9 +257,9 @@ TEST(ConfigToml, FlagsOverrideTheFile) {
 TEST(ConfigToml, ReadFromAFileByPath) {
   TempDir dir;
   pgtest::write_file(dir / "sweep.toml", "reps = 4\nwarmup = 0\n");
-  RunFlags f;
+  runner::RunFlags f;
   f.config_path = (dir / "sweep.toml").string();
-  EXPECT_EQ(resolve_sweep_config(f).reps, 4);
+  EXPECT_EQ(runner::resolve_sweep_config(f).reps, 4);
   pgtest::write_file(dir / "bad.toml", "reps = 4\n\nwarmup = -2\n");
   f.config_path = (dir / "bad.toml").string();
   EXPECT_EQ(error_of(f), f.config_path + ":3: warmup: '-2' is not a non-negative integer");
@@ -270,15 +270,15 @@ TEST(ConfigToml, ReadFromAFileByPath) {
 }
 
 TEST(Expand, CartesianProductInDocumentedOrder) {
-  SweepConfig c = resolve_sweep_config(flags({{"model", "tiny,gpt2"},
-                                              {"dtype", "fp32,bf16"},
-                                              {"attention", "sdpa,math"},
-                                              {"kv-cache", "on,off"},
-                                              {"batch-sizes", "1,2"},
-                                              {"seq-lens", "8,16,32"},
-                                              {"gen-tokens", "4"},
-                                              {"device", "cpu"}}));
-  const auto cells = expand(c);
+  runner::SweepConfig c = runner::resolve_sweep_config(flags({{"model", "tiny,gpt2"},
+                                                              {"dtype", "fp32,bf16"},
+                                                              {"attention", "sdpa,math"},
+                                                              {"kv-cache", "on,off"},
+                                                              {"batch-sizes", "1,2"},
+                                                              {"seq-lens", "8,16,32"},
+                                                              {"gen-tokens", "4"},
+                                                              {"device", "cpu"}}));
+  const auto cells = runner::expand(c);
   ASSERT_EQ(cells.size(), 2u * 2 * 2 * 2 * 2 * 3);
   // Prompt length varies fastest, then batch, then kv, attention, dtype; model slowest.
   EXPECT_EQ(cells[0].seq_len, 8);
@@ -298,8 +298,9 @@ TEST(Expand, CartesianProductInDocumentedOrder) {
 }
 
 TEST(ConfigJson, RecordsTheResolvedSweep) {
-  const SweepConfig c = resolve_sweep_config(flags({{"batch-sizes", "1,2"}, {"kv-cache", "off"}}));
-  const auto j = nlohmann::json::parse(sweep_config_json(c));
+  const runner::SweepConfig c =
+      runner::resolve_sweep_config(flags({{"batch-sizes", "1,2"}, {"kv-cache", "off"}}));
+  const auto j = nlohmann::json::parse(runner::sweep_config_json(c));
   EXPECT_EQ(j["batch-sizes"], nlohmann::json({1, 2}));
   EXPECT_EQ(j["kv-cache"], nlohmann::json({"off"}));
   EXPECT_EQ(j["device"], c.device);

@@ -41,8 +41,8 @@ CellKey key(int batch = 2, int prompt = 8, int gen = 3) {
   return k;
 }
 
-MeasureOptions options(int reps = 2) {
-  MeasureOptions o;
+runner::MeasureOptions options(int reps = 2) {
+  runner::MeasureOptions o;
   o.warmup = 1;
   o.reps = reps;
   o.seed = 7;
@@ -205,8 +205,8 @@ TEST(ExecRunner, TheEngineIsPartOfTheFingerprintAndMustNotChangeWithinARun) {
 // ---- a whole sweep: one crashing cell among good ones ----------------------------------------
 
 // A CPU sweep of model "mine" whose cells `sh bench.sh` measures, one per batch size.
-SweepConfig exec_sweep(std::vector<int> batch_sizes) {
-  SweepConfig cfg;
+runner::SweepConfig exec_sweep(std::vector<int> batch_sizes) {
+  runner::SweepConfig cfg;
   cfg.models = {"mine"};
   cfg.dtypes = {"fp32"};
   cfg.attention = {"sdpa"};
@@ -228,14 +228,14 @@ TEST(ExecSweep, ACrashingCellIsStoredAsErrorAndTheSweepGoesOn) {
       "[ \"$PERFGATE_BATCH\" = 2 ] && { echo 'Segfault in kernel' >&2; kill -SEGV $$; }\n" +
           good_output(R"({"type":"hello","protocol":1,"engine":"demo",)"
                       R"("versions":{"lib":"1.2"}})"));
-  const SweepConfig cfg = exec_sweep({1, 2, 4});
+  const runner::SweepConfig cfg = exec_sweep({1, 2, 4});
   store::Store store(dir.file("runs.db"));
   ExecMeasurer runner({cfg.exec, dir.str(), 20, ""});
-  Reporter quiet;
+  runner::Reporter quiet;
   GitInfo git;
   git.state = "not-a-repository";
   const auto out =
-      run_sweep(cfg, expand(cfg), store, runner, git, {{"host", "test"}}, quiet, nullptr);
+      run_sweep(cfg, runner::expand(cfg), store, runner, git, {{"host", "test"}}, quiet, nullptr);
   EXPECT_EQ(out.status, RunStatus::complete);
   const auto run = store.load_run(out.run_id);
   ASSERT_TRUE(run);
@@ -258,13 +258,14 @@ TEST(ExecSweep, ACrashingCellIsStoredAsErrorAndTheSweepGoesOn) {
 std::optional<Run> exec_run(const TempDir& dir, const std::string& script,
                             const std::string& began = {}) {
   pgtest::write_file(dir / "bench.sh", script);
-  const SweepConfig cfg = exec_sweep({2});
+  const runner::SweepConfig cfg = exec_sweep({2});
   store::Store store(dir.file("runs.db"));
   ExecMeasurer runner({cfg.exec, dir.str(), 20, ""});
-  Reporter quiet;
+  runner::Reporter quiet;
   GitInfo git;
   git.state = "not-a-repository";
-  const auto out = run_sweep(cfg, expand(cfg), store, runner, git, {}, quiet, nullptr, began);
+  const auto out =
+      run_sweep(cfg, runner::expand(cfg), store, runner, git, {}, quiet, nullptr, began);
   return store.load_run(out.run_id);
 }
 
@@ -302,10 +303,10 @@ TEST(ExecSweep, TheRunStartsWhenTheCallerSays) {
 // ---- the --exec settings --------------------------------------------------------------------
 
 std::string config_error(const std::string& toml, std::map<std::string, std::string> flags = {}) {
-  RunFlags f;
+  runner::RunFlags f;
   f.values = std::move(flags);
   try {
-    sweep_config_from_toml(toml, "sweep.toml", f);
+    runner::sweep_config_from_toml(toml, "sweep.toml", f);
   } catch (const SettingError& e) {
     return e.spelled("--");  // as the CLI prints it
   } catch (const UsageError& e) {
@@ -315,14 +316,15 @@ std::string config_error(const std::string& toml, std::map<std::string, std::str
 }
 
 TEST(ExecSettings, TheSweepFileNamesTheCommandTheModelAndTheTimeout) {
-  const SweepConfig cfg = sweep_config_from_toml(
+  const runner::SweepConfig cfg = runner::sweep_config_from_toml(
       "exec = \"python3 bench.py --fast\"\nexec-timeout = 120\nmodel = [\"my-llama_1b.v2\"]\n"
       "device = \"cpu\"\n",
       "sweep.toml");
   EXPECT_EQ(cfg.exec, "python3 bench.py --fast");
   EXPECT_EQ(cfg.exec_timeout_s, 120);
   EXPECT_EQ(cfg.models, (std::vector<std::string>{"my-llama_1b.v2"}));
-  EXPECT_NE(sweep_config_json(cfg).find("\"exec\":\"python3 bench.py --fast\""), std::string::npos);
+  EXPECT_NE(runner::sweep_config_json(cfg).find("\"exec\":\"python3 bench.py --fast\""),
+            std::string::npos);
 }
 
 TEST(ExecSettings, RefusesWhatCannotKeyASeries) {

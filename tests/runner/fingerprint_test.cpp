@@ -36,7 +36,7 @@ void make_repo_with_commit(const TempDir& dir, const std::string& message = "fir
 TEST(Fingerprint, CleanRepository) {
   TempDir dir;
   make_repo_with_commit(dir);
-  const GitInfo g = read_git_info(dir.str());
+  const GitInfo g = runner::read_git_info(dir.str());
   EXPECT_EQ(g.state, "ok");
   ASSERT_TRUE(is_sha(g.commit));
   EXPECT_EQ(*g.commit, trim(git(dir.path(), {"rev-parse", "HEAD"}).out));
@@ -50,45 +50,45 @@ TEST(Fingerprint, CleanRepository) {
 TEST(Fingerprint, OriginRemoteIsKeptWithoutItsCredentials) {
   TempDir dir;
   make_repo_with_commit(dir);
-  EXPECT_FALSE(read_git_info(dir.str()).remote) << "no origin: nothing to link to";
+  EXPECT_FALSE(runner::read_git_info(dir.str()).remote) << "no origin: nothing to link to";
   git(dir.path(), {"remote", "add", "origin",
                    "https://ci-bot:ghp_SECRETtoken123@git.example.com/org/model.git"});
-  const GitInfo g = read_git_info(dir.str());
+  const GitInfo g = runner::read_git_info(dir.str());
   ASSERT_TRUE(g.remote);
   EXPECT_EQ(*g.remote, "https://git.example.com/org/model.git");
   git(dir.path(), {"remote", "set-url", "origin", "git@github.com:org/model.git"});
-  EXPECT_EQ(read_git_info(dir.str()).remote, "git@github.com:org/model.git");
+  EXPECT_EQ(runner::read_git_info(dir.str()).remote, "git@github.com:org/model.git");
 }
 
 TEST(Fingerprint, UntrackedFilesDoNotMakeItDirtyTrackedChangesDo) {
   TempDir dir;
   make_repo_with_commit(dir);
   write_file(dir / "perfgate.db", "untracked");
-  EXPECT_FALSE(read_git_info(dir.str()).dirty);
+  EXPECT_FALSE(runner::read_git_info(dir.str()).dirty);
 
   write_file(dir / "a.txt", "changed\n");  // modified in the work tree
-  EXPECT_TRUE(read_git_info(dir.str()).dirty);
+  EXPECT_TRUE(runner::read_git_info(dir.str()).dirty);
   git(dir.path(), {"checkout", "-q", "--", "a.txt"});
-  EXPECT_FALSE(read_git_info(dir.str()).dirty);
+  EXPECT_FALSE(runner::read_git_info(dir.str()).dirty);
 
   write_file(dir / "b.txt", "new\n");  // staged new file
   git(dir.path(), {"add", "b.txt"});
-  EXPECT_TRUE(read_git_info(dir.str()).dirty);
+  EXPECT_TRUE(runner::read_git_info(dir.str()).dirty);
   git(dir.path(), {"reset", "-q"});
-  EXPECT_FALSE(read_git_info(dir.str()).dirty);
+  EXPECT_FALSE(runner::read_git_info(dir.str()).dirty);
 
   std::filesystem::remove(dir / "a.txt");  // deleted tracked file
-  EXPECT_TRUE(read_git_info(dir.str()).dirty);
+  EXPECT_TRUE(runner::read_git_info(dir.str()).dirty);
 }
 
 TEST(Fingerprint, DetachedHeadAndBranchNames) {
   TempDir dir;
   make_repo_with_commit(dir);
   git(dir.path(), {"checkout", "-q", "-b", "feature/fast-decode"});
-  EXPECT_EQ(read_git_info(dir.str()).branch, "feature/fast-decode");
+  EXPECT_EQ(runner::read_git_info(dir.str()).branch, "feature/fast-decode");
   const std::string head = trim(git(dir.path(), {"rev-parse", "HEAD"}).out);
   git(dir.path(), {"checkout", "-q", "--detach"});
-  const GitInfo g = read_git_info(dir.str());
+  const GitInfo g = runner::read_git_info(dir.str());
   EXPECT_EQ(g.state, "ok");
   EXPECT_EQ(g.branch, "detached");
   EXPECT_EQ(g.commit, head);
@@ -99,7 +99,7 @@ TEST(Fingerprint, NoCommitYet) {
   TempDir dir;
   git(dir.path(), {"init", "-q"});
   write_file(dir / "a.txt", "x");
-  const GitInfo g = read_git_info(dir.str());
+  const GitInfo g = runner::read_git_info(dir.str());
   EXPECT_EQ(g.state, "no-commit");
   EXPECT_FALSE(g.commit);
   EXPECT_FALSE(g.branch);
@@ -108,7 +108,7 @@ TEST(Fingerprint, NoCommitYet) {
   EXPECT_FALSE(g.dirty);  // only an untracked file
   EXPECT_EQ(g.repo_path, dir.str());
   git(dir.path(), {"add", "a.txt"});
-  EXPECT_TRUE(read_git_info(dir.str()).dirty);
+  EXPECT_TRUE(runner::read_git_info(dir.str()).dirty);
 }
 
 TEST(Fingerprint, NotARepository) {
@@ -117,7 +117,7 @@ TEST(Fingerprint, NotARepository) {
   const auto probe = pgtest::run({"git", "rev-parse", "--git-dir"}, {dir.str(), {}, "/dev/null"});
   if (probe.exit_code == 0) GTEST_SKIP() << "the temp directory lies inside a git repository";
   std::filesystem::create_directory(dir / "sub");
-  const GitInfo g = read_git_info((dir / "sub").string());
+  const GitInfo g = runner::read_git_info((dir / "sub").string());
   EXPECT_EQ(g.state, "not-a-repository");
   EXPECT_FALSE(g.commit);
   EXPECT_FALSE(g.branch);
@@ -131,7 +131,7 @@ TEST(Fingerprint, SubdirectoryFindsTheRepositoryAbove) {
   TempDir dir;
   make_repo_with_commit(dir);
   std::filesystem::create_directories(dir / "src" / "deep");
-  const GitInfo g = read_git_info((dir / "src" / "deep").string());
+  const GitInfo g = runner::read_git_info((dir / "src" / "deep").string());
   EXPECT_EQ(g.state, "ok");
   EXPECT_EQ(g.repo_path, dir.str());
   EXPECT_TRUE(is_sha(g.commit));
@@ -142,7 +142,7 @@ TEST(Fingerprint, LinkedWorktree) {
   make_repo_with_commit(dir);
   const std::string wt = (dir / "wt").string();
   git(dir.path(), {"worktree", "add", "-q", "-b", "side", wt});
-  const GitInfo g = read_git_info(wt);
+  const GitInfo g = runner::read_git_info(wt);
   EXPECT_EQ(g.state, "ok");
   EXPECT_EQ(g.branch, "side");
   EXPECT_EQ(g.repo_path, wt);
@@ -163,35 +163,36 @@ TEST(Fingerprint, InvalidUtf8SubjectIsNeverRawBytes) {
                .out);
   ASSERT_EQ(sha.size(), 40u);
   git(dir.path(), {"update-ref", "refs/heads/main", sha});
-  const GitInfo g = read_git_info(dir.str());
+  const GitInfo g = runner::read_git_info(dir.str());
   EXPECT_EQ(g.commit, sha);
   ASSERT_TRUE(g.subject);
-  EXPECT_EQ(*g.subject, to_valid_utf8(*g.subject));
+  EXPECT_EQ(*g.subject, runner::to_valid_utf8(*g.subject));
   EXPECT_EQ(*g.subject, "speed \xEF\xBF\xBD\xEF\xBF\xBD up\xEF\xBF\xBD[31m");
   EXPECT_EQ(g.time, "2023-11-14T22:13:20Z");
 }
 
 TEST(Text, Utf8Repair) {
-  EXPECT_EQ(to_valid_utf8("plain ascii"), "plain ascii");
-  EXPECT_EQ(to_valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x9A\x80"),
+  EXPECT_EQ(runner::to_valid_utf8("plain ascii"), "plain ascii");
+  EXPECT_EQ(runner::to_valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x9A\x80"),
             "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x9A\x80");
-  EXPECT_EQ(to_valid_utf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong
-  EXPECT_EQ(to_valid_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
-  EXPECT_EQ(to_valid_utf8("a\xE2\x82"), "a\xEF\xBF\xBD\xEF\xBF\xBD");                // truncated
-  EXPECT_EQ(to_valid_utf8(std::string("a\0b", 3)),
+  EXPECT_EQ(runner::to_valid_utf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong
+  EXPECT_EQ(runner::to_valid_utf8("\xED\xA0\x80"),
+            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");                           // surrogate
+  EXPECT_EQ(runner::to_valid_utf8("a\xE2\x82"), "a\xEF\xBF\xBD\xEF\xBF\xBD");  // truncated
+  EXPECT_EQ(runner::to_valid_utf8(std::string("a\0b", 3)),
             "a\xEF\xBF\xBD"
             "b");
 }
 
 TEST(Fingerprint, HostEnvironment) {
-  const Environment env = host_environment();
+  const Environment env = runner::host_environment();
   for (const char* k : {"cpu", "hostname", "os", "compiler", "build_type", "perfgate"}) {
     ASSERT_TRUE(env.count(k)) << k;
     EXPECT_FALSE(env.at(k).empty()) << k;
   }
   EXPECT_EQ(env.at("perfgate"), kVersion);
   EXPECT_NE(env.at("os").find("Linux"), std::string::npos);
-  const Environment run = run_environment("cpu");
+  const Environment run = runner::run_environment("cpu");
   EXPECT_EQ(run.at("hostname"), env.at("hostname"));
   EXPECT_TRUE(run.count("device"));  // from the device side
 }

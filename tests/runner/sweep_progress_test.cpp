@@ -59,7 +59,7 @@ CellResult ok_cell(const CellKey& k, double tpot) {
 
 TEST(Progress, PlainLinesWhenNotATerminal) {
   CapturedFile f;
-  ProgressReporter p(f.get(), false);
+  runner::ProgressReporter p(f.get(), false);
   std::vector<CellKey> cells = {key(1, 8), key(2, 8)};
   p.sweep_started(cells);
   p.cell_started(0, cells[0]);
@@ -96,7 +96,7 @@ TEST(Progress, PlainLinesWhenNotATerminal) {
 // "Text from measured code"): no line break, no CR, no escape sequence, no workflow command.
 TEST(Progress, TextFromMeasuredCodeStaysOnItsLine) {
   CapturedFile f;
-  ProgressReporter p(f.get(), false);
+  runner::ProgressReporter p(f.get(), false);
   CellKey k = key(1, 8);
   k.model = "m\n::error::pwned";
   p.sweep_started({k});
@@ -116,7 +116,7 @@ TEST(Progress, TextFromMeasuredCodeStaysOnItsLine) {
 
 TEST(Progress, RedrawnBarOnATerminal) {
   CapturedFile f;
-  ProgressReporter p(f.get(), true);
+  runner::ProgressReporter p(f.get(), true);
   std::vector<CellKey> cells = {key(1, 8), key(1, 8), key(1, 8), key(1, 8)};
   p.sweep_started(cells);
   p.cell_started(0, cells[0]);
@@ -134,7 +134,7 @@ TEST(Progress, RedrawnBarOnATerminal) {
 
 TEST(Progress, EtaWeighsCellsByTheirWork) {
   CapturedFile f;
-  ProgressReporter p(f.get(), false);
+  runner::ProgressReporter p(f.get(), false);
   std::vector<CellKey> cells = {key(1, 8), key(16, 512)};
   p.sweep_started(cells);
   p.cell_finished(0, ok_cell(cells[0], 1.0), 1.0);
@@ -150,7 +150,7 @@ TEST(Table, AlignedColumnsAndDashesForMissingNumbers) {
   oom.key = key(16, 512);
   oom.status = CellStatus::oom;
   run.cells.push_back(oom);
-  const std::string table = format_cell_table(run);
+  const std::string table = runner::format_cell_table(run);
   std::istringstream in(table);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
@@ -180,7 +180,7 @@ TEST(Table, AModelNameFromMeasuredCodeIsOneInertLine) {
   CellResult c = ok_cell(key(1, 8), 0.5);
   c.key.model = "x\n::error::pwned";
   run.cells.push_back(c);
-  const std::string table = format_cell_table(run);
+  const std::string table = runner::format_cell_table(run);
   std::istringstream in(table);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
@@ -189,12 +189,12 @@ TEST(Table, AModelNameFromMeasuredCodeIsOneInertLine) {
 }
 
 TEST(Text, Formats) {
-  EXPECT_EQ(format_bytes(0), "0 B");
-  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
-  EXPECT_EQ(format_bytes(3.0 * 1024 * 1024 * 1024), "3.0 GiB");
-  EXPECT_EQ(format_duration(75.2), "1:15");
-  EXPECT_EQ(format_duration(3700), "1:01:40");
-  EXPECT_EQ(format_duration(-1), "?");
+  EXPECT_EQ(runner::format_bytes(0), "0 B");
+  EXPECT_EQ(runner::format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(runner::format_bytes(3.0 * 1024 * 1024 * 1024), "3.0 GiB");
+  EXPECT_EQ(runner::format_duration(75.2), "1:15");
+  EXPECT_EQ(runner::format_duration(3700), "1:01:40");
+  EXPECT_EQ(runner::format_duration(-1), "?");
 }
 
 }  // namespace

@@ -32,8 +32,8 @@ CellKey key(int gen = 3) {
   return k;
 }
 
-MeasureOptions options(int reps = 4, bool profile = false) {
-  MeasureOptions o;
+runner::MeasureOptions options(int reps = 4, bool profile = false) {
+  runner::MeasureOptions o;
   o.warmup = 1;
   o.reps = reps;
   o.seed = 7;
@@ -68,7 +68,7 @@ std::string sh_worker(
 WorkerSpec spec(const TempDir& dir, const std::string& script,
                 std::chrono::milliseconds timeout = 20s) {
   pgtest::write_file(dir / "worker.sh", script);
-  return {"sh worker.sh", dir.str(), timeout};
+  return {"sh worker.sh", dir.str(), timeout, {}};
 }
 
 // Gone (or a zombie of init for a moment): kill(pid, 0) fails once it is reaped.
@@ -326,7 +326,7 @@ TEST(ExecWorker, DrivesThePythonHelper) {
   TempDir dir;
   pgtest::write_file(dir / "bench.py", kHelperBench);
   const WorkerSpec s{std::string(PG_PYTHON) + " bench.py " + PG_SOURCE_DIR + "/python", dir.str(),
-                     60s};
+                     60s, {}};
   WorkerClient w(s, key(5), options(4));
   ASSERT_TRUE(w.ok()) << reason(w);
   EXPECT_EQ(w.engine()->name, "toy");

@@ -16,7 +16,7 @@ namespace {
 class LmCuda : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine";
+    if (!lm::cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine";
   }
 };
 
@@ -26,7 +26,7 @@ CellKey cuda_key(const char* dtype, int batch = 2, int prompt = 64, int gen = 8)
 
 TEST_F(LmCuda, CellsRunWithEventTimingAndAllocatorPeak) {
   lm::LibTorchMeasurer runner;
-  MeasureOptions opt;
+  runner::MeasureOptions opt;
   opt.warmup = 1;
   opt.reps = 3;
   for (const char* dtype : {"fp32", "fp16", "bf16"}) {
@@ -36,7 +36,7 @@ TEST_F(LmCuda, CellsRunWithEventTimingAndAllocatorPeak) {
     EXPECT_EQ(r.samples.decode_ms[0].size(), 7u);
     EXPECT_GT(r.metrics.at("peak_alloc_bytes"), r.metrics.at("weight_bytes"));
     EXPECT_FALSE(r.metrics.count("peak_rss_growth_bytes"));
-    const auto env = device_environment("cuda");
+    const auto env = lm::device_environment("cuda");
     if (env.count("peak_bw_gbps")) {  // a GPU of the table: utilisation is reported
       EXPECT_GT(r.metrics.at("mbu"), 0);
       EXPECT_GT(r.metrics.at("prefill_mfu"), 0);
@@ -45,7 +45,7 @@ TEST_F(LmCuda, CellsRunWithEventTimingAndAllocatorPeak) {
 }
 
 TEST_F(LmCuda, FingerprintNamesTheGpuAndItsSoftware) {
-  const auto env = device_environment("cuda:0");
+  const auto env = lm::device_environment("cuda:0");
   EXPECT_EQ(env.at("device"), lm::cuda_device_info(0).name);
   for (const char* k : {"compute_capability", "driver", "cuda", "cudnn"}) {
     EXPECT_NE(env.at(k), "none") << k;
@@ -87,7 +87,7 @@ TEST_F(LmCuda, KvCacheOnAndOffGiveIdenticalTokensOnTheGpu) {
 
 TEST_F(LmCuda, OutOfMemoryIsOomAndTheMemoryIsGivenBack) {
   lm::LibTorchMeasurer runner;
-  MeasureOptions opt;
+  runner::MeasureOptions opt;
   opt.warmup = 0;
   opt.reps = 1;
   // 2^16 x 512 tokens of cs336-small: 100 GB of embeddings, then 300 GB for q, k and v.
@@ -182,7 +182,7 @@ TEST_F(LmCuda, LengthAwareDecodeAttentionReadsOnlyTheFilledPrefix) {
 // stream, steadier than eager.
 TEST_F(LmCuda, GraphCellsTimeTheirReplays) {
   lm::LibTorchMeasurer runner;
-  MeasureOptions opt;
+  runner::MeasureOptions opt;
   opt.warmup = 3;
   opt.reps = 10;
   for (const char* dtype : {"fp32", "bf16"})

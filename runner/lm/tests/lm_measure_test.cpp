@@ -22,8 +22,8 @@ CellKey tiny_key(int batch = 2, int prompt = 16, int gen = 8) {
   return {"tiny", "fp32", batch, prompt, gen, true, "sdpa", false, "cpu"};
 }
 
-MeasureOptions quick(int reps = 3) {
-  MeasureOptions o;
+runner::MeasureOptions quick(int reps = 3) {
+  runner::MeasureOptions o;
   o.warmup = 1;
   o.reps = reps;
   return o;
@@ -37,7 +37,7 @@ class LmMeasure : public ::testing::Test {
 
 std::string usage_message(const CellKey& key) {
   try {
-    check_cell_supported(key);
+    lm::check_cell_supported(key);
   } catch (const SettingError& e) {
     return e.spelled("--");  // as the CLI prints it
   } catch (const UsageError& e) {
@@ -185,7 +185,7 @@ TEST_F(LmMeasure, UnsupportedCellsAreUsageErrors) {
   key.cuda_graphs = true;  // a CPU cell: graphs need a GPU
   EXPECT_EQ(usage_message(key), "--cuda-graphs on needs --device cuda (got --device cpu)");
   try {  // below the CLI the message names the settings, not flags
-    check_cell_supported(key);
+    lm::check_cell_supported(key);
     ADD_FAILURE() << "a CPU cell with CUDA graphs passed the check";
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(), "cuda-graphs on needs device cuda (got device cpu)");
@@ -194,7 +194,7 @@ TEST_F(LmMeasure, UnsupportedCellsAreUsageErrors) {
   key.kv_cache = false;  // and the static KV cache, on any device
   EXPECT_NE(usage_message(key).find("--cuda-graphs on needs --kv-cache on"), std::string::npos);
   key.device = "cuda";
-  if (cuda_available()) {
+  if (lm::cuda_available()) {
     EXPECT_NE(usage_message(key).find("--kv-cache on"), std::string::npos);
   }
 
@@ -218,7 +218,7 @@ TEST_F(LmMeasure, UnsupportedCellsAreUsageErrors) {
   key.model = "llama";
   EXPECT_NE(usage_message(key).find("--model"), std::string::npos);
   EXPECT_EQ(usage_message(tiny_key()), "");
-  if (!cuda_available()) {
+  if (!lm::cuda_available()) {
     key = tiny_key();
     key.device = "cuda";
     EXPECT_NE(usage_message(key).find("no CUDA GPU"), std::string::npos);
@@ -226,45 +226,45 @@ TEST_F(LmMeasure, UnsupportedCellsAreUsageErrors) {
 }
 
 TEST(LmEnvironment, CpuFingerprintIsStable) {
-  auto env = device_environment("cpu");
+  auto env = lm::device_environment("cpu");
   EXPECT_EQ(env.at("device").rfind("cpu (", 0), 0u) << env.at("device");
   EXPECT_EQ(env.at("torch"), TORCH_VERSION);
   for (const char* k : {"driver", "cuda", "cudnn", "compute_capability"})
     EXPECT_EQ(env.at(k), "none") << k;
   EXPECT_GT(std::stoi(env.at("threads")), 0);
   EXPECT_FALSE(env.at("cpu").empty());
-  EXPECT_EQ(env, device_environment("cpu"));
-  EXPECT_THROW(device_environment("gpu"), UsageError);
-  EXPECT_EQ(default_attention(), TORCH_VERSION_MAJOR >= 2 ? "sdpa" : "math");
+  EXPECT_EQ(env, lm::device_environment("cpu"));
+  EXPECT_THROW(lm::device_environment("gpu"), UsageError);
+  EXPECT_EQ(lm::default_attention(), TORCH_VERSION_MAJOR >= 2 ? "sdpa" : "math");
 }
 
 TEST(LmEnvironment, CpuThreadsDefaultToOneAndFollowTheEnvironment) {
   unsetenv("PERFGATE_CPU_THREADS");
-  EXPECT_EQ(device_environment("cpu").at("threads"), "1");
+  EXPECT_EQ(lm::device_environment("cpu").at("threads"), "1");
   setenv("PERFGATE_CPU_THREADS", "2", 1);
-  EXPECT_EQ(device_environment("cpu").at("threads"), "2");
+  EXPECT_EQ(lm::device_environment("cpu").at("threads"), "2");
   setenv("PERFGATE_CPU_THREADS", "two", 1);
-  EXPECT_THROW(device_environment("cpu"), UsageError);
-  EXPECT_THROW(check_cell_supported(tiny_key()), UsageError);
+  EXPECT_THROW(lm::device_environment("cpu"), UsageError);
+  EXPECT_THROW(lm::check_cell_supported(tiny_key()), UsageError);
   unsetenv("PERFGATE_CPU_THREADS");
-  EXPECT_EQ(device_environment("cpu").at("threads"), "1");
+  EXPECT_EQ(lm::device_environment("cpu").at("threads"), "1");
 }
 
 TEST(LmEnvironment, ChosenFlashDecodeAttentionIsRecordedAndBadValuesRejected) {
-  EXPECT_EQ(device_environment("cpu").count("decode_attention"), 0u);
+  EXPECT_EQ(lm::device_environment("cpu").count("decode_attention"), 0u);
   setenv("PERFGATE_DECODE_ATTENTION", "flash", 1);
-  EXPECT_EQ(device_environment("cpu").at("decode_attention"), "flash");
+  EXPECT_EQ(lm::device_environment("cpu").at("decode_attention"), "flash");
   setenv("PERFGATE_DECODE_ATTENTION", "flashy", 1);
-  EXPECT_THROW(check_cell_supported(tiny_key()), UsageError);
+  EXPECT_THROW(lm::check_cell_supported(tiny_key()), UsageError);
   unsetenv("PERFGATE_DECODE_ATTENTION");
-  EXPECT_EQ(device_environment("cpu").count("decode_attention"), 0u);
+  EXPECT_EQ(lm::device_environment("cpu").count("decode_attention"), 0u);
 }
 
 TEST(LmEnvironment, LoopTimingSpreadsOnePairOfMarksOverTheSteps) {
   lm::LibTorchMeasurer runner;
-  EXPECT_EQ(device_environment("cpu").at("timing"), "step");
+  EXPECT_EQ(lm::device_environment("cpu").at("timing"), "step");
   setenv("PERFGATE_TIMING", "loop", 1);
-  EXPECT_EQ(device_environment("cpu").at("timing"), "loop");
+  EXPECT_EQ(lm::device_environment("cpu").at("timing"), "loop");
   auto r = runner.measure(tiny_key(1, 16, 6), quick(2));
   unsetenv("PERFGATE_TIMING");
   ASSERT_EQ(r.status, CellStatus::ok) << r.reason.value_or("");
@@ -278,7 +278,7 @@ TEST(LmEnvironment, LoopTimingSpreadsOnePairOfMarksOverTheSteps) {
   EXPECT_EQ(step.samples.decode_ms.at(0).size(), 5u);
   setenv("PERFGATE_TIMING", "sometimes", 1);
   EXPECT_NE(usage_message(tiny_key()).find("PERFGATE_TIMING"), std::string::npos);
-  EXPECT_THROW(device_environment("cpu"), UsageError);
+  EXPECT_THROW(lm::device_environment("cpu"), UsageError);
   unsetenv("PERFGATE_TIMING");
 }
 

@@ -46,7 +46,7 @@ TEST(LmMetrics, NoPeakFiguresNoUtilisation) {
 }
 
 TEST(LmMetrics, OneGeneratedTokenHasNoDecodeMetrics) {
-  CellSamples s{{1.5, 2.5}, {{}, {}}};
+  CellSamples s{{1.5, 2.5}, {{}, {}}, {}};
   auto m = derive_metrics(key(1, 8, 1), s, CellCost{}, {});
   EXPECT_DOUBLE_EQ(m.at("prefill_ms"), 2);
   EXPECT_FALSE(m.count("tpot_ms"));

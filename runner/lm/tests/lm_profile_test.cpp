@@ -28,8 +28,8 @@ constexpr int kGen = 6;     // one prefill + 5 decode steps
 
 CellKey tiny_key() { return {"tiny", "fp32", 2, 16, kGen, true, "sdpa", false, "cpu"}; }
 
-MeasureOptions quick() {
-  MeasureOptions o;
+runner::MeasureOptions quick() {
+  runner::MeasureOptions o;
   o.warmup = 1;
   o.reps = 2;
   return o;
@@ -93,7 +93,7 @@ TEST_F(LmProfile, EveryStepHasItsOpsAndCountersFromKineto) {
 }
 
 TEST_F(LmProfile, TimedRepetitionsNeverRunUnderTheProfiler) {
-  check_cell_supported(tiny_key());  // its one-off probe of the dtype runs a model too
+  lm::check_cell_supported(tiny_key());  // its one-off probe of the dtype runs a model too
   int calls = 0, profiled = 0;
   auto r = [&] {
     g_after_layer = [&](const at::Tensor&) {
@@ -137,7 +137,7 @@ TEST_F(LmProfile, AnItemPerForwardPassIsOneSyncPerStep) {
 }
 
 TEST_F(LmProfile, OffMeansNoProfileAndTheSameSamples) {
-  MeasureOptions o = quick();
+  runner::MeasureOptions o = quick();
   o.profile = false;
   auto r = runner.measure(tiny_key(), o);
   ASSERT_EQ(r.status, CellStatus::ok);

@@ -32,7 +32,7 @@ std::string usage_error(const std::string& path) {
     message = e.what();
   }
   CellKey key{"file:" + path, "fp32", 1, 4, 2, true, "math", false, "cpu"};
-  EXPECT_THROW(check_cell_supported(key), UsageError);
+  EXPECT_THROW(lm::check_cell_supported(key), UsageError);
   EXPECT_NE(message.find(path), std::string::npos) << message;
   return message;
 }
