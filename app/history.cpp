@@ -92,8 +92,9 @@ History history(std::vector<store::SeriesSample> samples, const HistoryOptions& 
     medians.push_back(p.median);
   }
   h.changes = opt.detect ? opt.detect(medians, opt.change_points)
-                         : detect_change_points(medians, opt.change_points);
-  std::erase_if(h.changes, [&](const ChangePoint& cp) { return cp.index >= h.points.size(); });
+                         : stats::detect_change_points(medians, opt.change_points);
+  std::erase_if(h.changes,
+                [&](const stats::ChangePoint& cp) { return cp.index >= h.points.size(); });
   return h;
 }
 

@@ -20,12 +20,12 @@ struct HistoryOptions {
   std::function<std::vector<double>(const store::SeriesSample&)> values;
   std::string branch;  // only commits with a run on this branch (their other runs pool in); "": all
   bool runs_without_commit = true;  // a run made outside a repository is a point of its own
-  ChangePointOptions change_points;
+  stats::ChangePointOptions change_points;
   // Finds the change points of the points' medians; detect_change_points when empty. A caller
   // that keeps earlier answers (perfgate serve's view cache) returns a kept one for the same
   // medians and options: the answer depends on nothing else.
-  std::function<std::vector<ChangePoint>(const std::vector<double>& medians,
-                                         const ChangePointOptions& options)>
+  std::function<std::vector<stats::ChangePoint>(const std::vector<double>& medians,
+                                                const stats::ChangePointOptions& options)>
       detect;
 };
 
@@ -42,8 +42,8 @@ struct HistoryPoint {
 struct History {
   std::vector<store::SeriesSample> samples;  // as stored, in history order
   std::vector<HistoryPoint> points;
-  std::vector<ChangePoint> changes;  // over the points' medians; index = first point after
-  size_t skipped_cells = 0;          // not ok, or without a value: stored, not drawn
+  std::vector<stats::ChangePoint> changes;  // over the points' medians; index = first point after
+  size_t skipped_cells = 0;                 // not ok, or without a value: stored, not drawn
 };
 
 // The values a stored cell gives its commit's point for `metric`: one per repetition for the

@@ -28,8 +28,8 @@ namespace {
 
 struct ChangesFlags {
   std::string db = "perfgate.db", metric = "tpot_ms", format = "text", branch;
-  size_t min_segment = ChangePointOptions{}.min_segment;
-  double alpha = ChangePointOptions{}.alpha;
+  size_t min_segment = stats::ChangePointOptions{}.min_segment;
+  double alpha = stats::ChangePointOptions{}.alpha;
 };
 
 int run_changes(const ChangesFlags& f) {
@@ -58,7 +58,7 @@ int run_changes(const ChangesFlags& f) {
   opt.change_points.alpha = f.alpha;
 
   // The size of a change, as every page shows it: after / before - 1 (docs/WEB.md).
-  auto relative = [](const ChangePoint& cp) {
+  auto relative = [](const stats::ChangePoint& cp) {
     return cp.before != 0 ? std::optional<double>(cp.after / cp.before - 1.0) : std::nullopt;
   };
   if (f.format == "text") std::cout << "change points of " << f.metric << on << '\n';
@@ -69,7 +69,7 @@ int run_changes(const ChangesFlags& f) {
     };
     const app::History h = app::history(*store, series.id, opt);
     if (h.points.empty()) continue;
-    const std::vector<ChangePoint>& cps = h.changes;
+    const std::vector<stats::ChangePoint>& cps = h.changes;
 
     nlohmann::json cps_json = nlohmann::json::array();
     for (const auto& cp : cps) {

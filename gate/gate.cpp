@@ -1,6 +1,8 @@
 // The merge gate's decision rule; docs/STATISTICS.md explains each choice.
 #include "gate/gate.h"
 
+#include "common/utc_time.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <set>
 
 #include "common/errors.h"
+#include "common/utc_time.h"
 #include "gate/gate_inputs.h"
 #include "gate/gate_steps.h"
 #include "stats/descriptive.h"
@@ -133,15 +136,12 @@ void validate_gate_options(const GateOptions& o) {
 
 namespace {
 
-// Seconds of an ISO 8601 UTC time "YYYY-MM-DDTHH:MM:SSZ" since the epoch; nullopt if malformed.
+// Seconds of an ISO 8601 time since the epoch (common/utc_time.h, the one parser); nullopt if
+// malformed.
 std::optional<double> epoch_seconds(const std::string& iso) {
-  std::tm tm{};
-  if (std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
-    return std::nullopt;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<double>(timegm(&tm));
+  int64_t seconds = 0;
+  if (!parse_iso8601(iso, &seconds)) return std::nullopt;
+  return static_cast<double>(seconds);
 }
 
 // What measuring the runs cost: timed repetitions (every cell, ok or not) and wall time.

@@ -29,7 +29,7 @@
 #include "stats/descriptive.h"
 #include "stats/random.h"
 
-namespace pg {
+namespace pg::stats {
 namespace {
 
 // Sum of |v - x| over the values inserted so far, in O(log n), via Fenwick trees over value ranks.
@@ -217,4 +217,4 @@ std::vector<ChangePoint> detect_change_points(const std::vector<double>& values,
   return cps;
 }
 
-}  // namespace pg
+}  // namespace pg::stats

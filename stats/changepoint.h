@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace pg {
+namespace pg::stats {
 
 struct ChangePointOptions {
   size_t min_segment = 3;  // a change needs this many points on each side: no single spikes
@@ -23,4 +23,4 @@ struct ChangePoint {
 std::vector<ChangePoint> detect_change_points(const std::vector<double>& values,
                                               const ChangePointOptions& opt = {});
 
-}  // namespace pg
+}  // namespace pg::stats

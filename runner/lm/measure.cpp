@@ -20,8 +20,6 @@ namespace pg::lm {
 
 namespace {
 
-using namespace lm;
-
 // Messages name the run's settings (docs/RUN.md); the CLI spells them as its flags.
 std::string setting(const char* name) { return SettingError::setting(name); }
 

@@ -40,7 +40,7 @@ uint64_t digest_of_answers(size_t* found) {
       if (seed % 11 == 0 && i > n / 2) x *= 0.8;                   // a second step
       v.push_back(x);
     }
-    for (const ChangePoint& cp : detect_change_points(v, {.seed = seed})) {
+    for (const stats::ChangePoint& cp : stats::detect_change_points(v, {.seed = seed})) {
       ++*found;
       h = mix(mix(mix(mix(h, cp.index), bits(cp.before)), bits(cp.after)), bits(cp.p_value));
     }

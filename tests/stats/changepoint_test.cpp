@@ -25,9 +25,9 @@ TEST(ChangePoint, CleanStepIsFoundAtItsIndex) {
   int with_extra = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     const auto v = steps({{10.0, 30}, {11.0, 30}}, 0.2, seed);
-    const auto cps = detect_change_points(v, {.seed = seed});
-    const ChangePoint* at_step = nullptr;
-    for (const ChangePoint& cp : cps)
+    const auto cps = stats::detect_change_points(v, {.seed = seed});
+    const stats::ChangePoint* at_step = nullptr;
+    for (const stats::ChangePoint& cp : cps)
       if (cp.index + 1 >= 30 && cp.index <= 31) at_step = &cp;
     ASSERT_NE(at_step, nullptr) << "seed " << seed;
     EXPECT_NEAR(at_step->before, 10.0, 0.2);
@@ -49,12 +49,12 @@ TEST(ChangePoint, CleanStepIsLocatedExactlyAtAnyIndexAndLength) {
     for (int at = 3; at <= n - 3; ++at) {
       for (uint64_t seed = 1; seed <= 4; ++seed) {
         const auto v = steps({{100.0, at}, {130.0, n - at}}, 1.0, seed * 104729 + n * 61 + at);
-        const auto cps = detect_change_points(v, {.min_segment = 3, .seed = seed});
+        const auto cps = stats::detect_change_points(v, {.min_segment = 3, .seed = seed});
         ++cases;
         if (cps.empty()) continue;  // too short to be significant; never a wrong place, below
         ++found;
-        const ChangePoint* nearest = &cps[0];
-        for (const ChangePoint& cp : cps)
+        const stats::ChangePoint* nearest = &cps[0];
+        for (const stats::ChangePoint& cp : cps)
           if (std::abs(int(cp.index) - at) < std::abs(int(nearest->index) - at)) nearest = &cp;
         EXPECT_EQ(nearest->index, size_t(at)) << "n " << n << " step at " << at << " seed " << seed;
         EXPECT_NEAR(nearest->before, 100.0, 3.0);
@@ -70,10 +70,10 @@ TEST(ChangePoint, ReportedStepAt18Of24) {  // the exact report, at several noise
   int extra = 0;
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     const auto v = steps({{50.0, 18}, {65.0, 6}}, 0.5, seed);
-    const auto cps = detect_change_points(v, {.min_segment = 3, .seed = seed});
+    const auto cps = stats::detect_change_points(v, {.min_segment = 3, .seed = seed});
     ASSERT_FALSE(cps.empty()) << "seed " << seed;
     bool at_step = false;
-    for (const ChangePoint& cp : cps) {
+    for (const stats::ChangePoint& cp : cps) {
       at_step |= cp.index == 18;
       EXPECT_FALSE(cp.index >= 14 && cp.index <= 21 && cp.index != 18) << "seed " << seed;
     }
@@ -94,10 +94,10 @@ TEST(ChangePoint, SpikeBesideAStepDoesNotMoveIt) {
     for (int spike : {0, 15, 16, 17, 20, 39}) {
       auto v = steps({{10.0, 18}, {12.0, 22}}, 0.2, seed);
       v[spike] += spike == 16 || spike == 17 ? -20.0 : 20.0;
-      const auto cps = detect_change_points(v, {.seed = seed});
+      const auto cps = stats::detect_change_points(v, {.seed = seed});
       ASSERT_FALSE(cps.empty()) << "seed " << seed << " spike " << spike;
       bool at_step = false;
-      for (const ChangePoint& cp : cps) at_step |= cp.index == 18;
+      for (const stats::ChangePoint& cp : cps) at_step |= cp.index == 18;
       EXPECT_TRUE(at_step) << "seed " << seed << " spike " << spike;
     }
   }
@@ -105,7 +105,7 @@ TEST(ChangePoint, SpikeBesideAStepDoesNotMoveIt) {
 
 TEST(ChangePoint, TwoStepsAreBothFound) {
   const auto v = steps({{10.0, 40}, {12.0, 40}, {9.0, 40}}, 0.3, 11);
-  const auto cps = detect_change_points(v, {.seed = 3});
+  const auto cps = stats::detect_change_points(v, {.seed = 3});
   ASSERT_EQ(cps.size(), 2u);
   EXPECT_NEAR(double(cps[0].index), 40.0, 1.0);
   EXPECT_NEAR(double(cps[1].index), 80.0, 1.0);
@@ -122,10 +122,10 @@ TEST(ChangePoint, SingleSpikeIsNeverAChangePoint) {
     for (size_t at : {0, 1, 2, 30, 57, 58, 59}) {
       auto v = steps({{10.0, 60}}, 0.2, seed * 7919);
       v[at] = 30.0;
-      const auto cps = detect_change_points(v, {.seed = seed});
+      const auto cps = stats::detect_change_points(v, {.seed = seed});
       ++series;
       with_change += !cps.empty();
-      for (const ChangePoint& cp : cps) at_spike += cp.index == at || cp.index == at + 1;
+      for (const stats::ChangePoint& cp : cps) at_spike += cp.index == at || cp.index == at + 1;
     }
   }
   EXPECT_LE(with_change, 17) << "of " << series;  // 2.5%
@@ -135,7 +135,8 @@ TEST(ChangePoint, SingleSpikeIsNeverAChangePoint) {
 TEST(ChangePoint, MinimumSegmentKeepsShortEdgesOut) {
   // A shift of the last two points only: with min_segment 3 no split may isolate them.
   auto v = steps({{10.0, 40}, {14.0, 2}}, 0.1, 5);
-  for (const ChangePoint& cp : detect_change_points(v, {.min_segment = 3, .seed = 1})) {
+  for (const stats::ChangePoint& cp :
+       stats::detect_change_points(v, {.min_segment = 3, .seed = 1})) {
     EXPECT_GE(cp.index, 3u);
     EXPECT_LE(cp.index, v.size() - 3);
   }
@@ -154,11 +155,11 @@ TEST(ChangePoint, LinearDriftBecomesAStaircaseOnlyWhenItOutgrowsTheNoise) {
     return v;
   };
   for (uint64_t seed = 1; seed <= 5; ++seed) {
-    const auto cps = detect_change_points(drift(2.0, seed), {.seed = seed});
+    const auto cps = stats::detect_change_points(drift(2.0, seed), {.seed = seed});
     EXPECT_GE(cps.size(), 4u);
     EXPECT_LE(cps.size(), 10u);
-    for (const ChangePoint& cp : cps) EXPECT_LT(cp.before, cp.after);  // every step goes up
-    EXPECT_LE(detect_change_points(drift(0.1, seed), {.seed = seed}).size(), 1u);
+    for (const stats::ChangePoint& cp : cps) EXPECT_LT(cp.before, cp.after);  // every step goes up
+    EXPECT_LE(stats::detect_change_points(drift(0.1, seed), {.seed = seed}).size(), 1u);
   }
 }
 
@@ -166,23 +167,24 @@ TEST(ChangePoint, PureNoiseRarelyGivesAnyChangePoint) {
   int with_change = 0;
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     const auto v = steps({{5.0, 100}}, 1.0, 1000 + seed);
-    with_change += !detect_change_points(v, {.alpha = 0.01, .seed = seed}).empty();
+    with_change += !stats::detect_change_points(v, {.alpha = 0.01, .seed = seed}).empty();
   }
   // Each series is one test at 1% (further splits only after a first rejection): expect ~0.5.
   EXPECT_LE(with_change, 3) << "series with a false change point out of 50";
 }
 
 TEST(ChangePoint, ConstantAndShortSeriesHaveNone) {
-  EXPECT_TRUE(detect_change_points(std::vector<double>(50, 3.0)).empty());
-  EXPECT_TRUE(detect_change_points({1.0, 2.0, 10.0, 11.0, 12.0}).empty());  // < 2 * min_segment
-  EXPECT_TRUE(detect_change_points({}).empty());
-  EXPECT_THROW(detect_change_points({1.0, NAN, 2.0}), std::invalid_argument);
+  EXPECT_TRUE(stats::detect_change_points(std::vector<double>(50, 3.0)).empty());
+  EXPECT_TRUE(
+      stats::detect_change_points({1.0, 2.0, 10.0, 11.0, 12.0}).empty());  // < 2 * min_segment
+  EXPECT_TRUE(stats::detect_change_points({}).empty());
+  EXPECT_THROW(stats::detect_change_points({1.0, NAN, 2.0}), std::invalid_argument);
 }
 
 TEST(ChangePoint, SameSeedSameAnswer) {
   const auto v = steps({{1.0, 25}, {1.3, 25}, {1.1, 25}}, 0.1, 9);
-  const auto a = detect_change_points(v, {.seed = 17});
-  const auto b = detect_change_points(v, {.seed = 17});
+  const auto a = stats::detect_change_points(v, {.seed = 17});
+  const auto b = stats::detect_change_points(v, {.seed = 17});
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].index, b[i].index);
@@ -193,7 +195,7 @@ TEST(ChangePoint, SameSeedSameAnswer) {
 TEST(ChangePoint, ThousandPointsStayFast) {
   const auto v = steps({{10.0, 400}, {10.5, 300}, {10.2, 300}}, 0.2, 2);
   const auto start = std::chrono::steady_clock::now();
-  const auto cps = detect_change_points(v, {.seed = 2});
+  const auto cps = stats::detect_change_points(v, {.seed = 2});
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(cps.size(), 2u);
   // Well under a second on one core; the bound leaves room for a loaded CI machine.

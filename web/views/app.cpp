@@ -145,7 +145,7 @@ std::shared_ptr<const SeriesView> App::view_for(int64_t id, Metric m, uint64_t g
   if (!view) {
     decltype(app::HistoryOptions::detect) detect;
     if (cached_kind)
-      detect = [&](const std::vector<double>& medians, const ChangePointOptions& o) {
+      detect = [&](const std::vector<double>& medians, const stats::ChangePointOptions& o) {
         return kept_change_points(*info, current, branch, medians, o);
       };
     view = std::make_shared<const SeriesView>(build_series_view(

@@ -151,11 +151,11 @@ class App {
   void flush_persist();
   // The series' change points of these medians: kept in the view cache under a key of their own
   // that the gate settings are not part of (view_codec.h), else computed and kept.
-  std::vector<ChangePoint> kept_change_points(const store::SeriesInfo& info,
-                                              const store::Store::SeriesVersion& version,
-                                              const std::string& branch,
-                                              const std::vector<double>& medians,
-                                              const ChangePointOptions& options);
+  std::vector<stats::ChangePoint> kept_change_points(const store::SeriesInfo& info,
+                                                     const store::Store::SeriesVersion& version,
+                                                     const std::string& branch,
+                                                     const std::vector<double>& medians,
+                                                     const stats::ChangePointOptions& options);
   // The kept view when it was made from `version` of the series; else nullptr.
   std::shared_ptr<const SeriesView> cached_view(const store::SeriesInfo& info,
                                                 const store::Store::SeriesVersion& version,

@@ -171,15 +171,15 @@ std::shared_ptr<const SeriesView> App::cached_view(const store::SeriesInfo& info
   return view ? std::make_shared<const SeriesView>(std::move(*view)) : nullptr;
 }
 
-std::vector<ChangePoint> App::kept_change_points(const store::SeriesInfo& info,
-                                                 const store::Store::SeriesVersion& version,
-                                                 const std::string& branch,
-                                                 const std::vector<double>& medians,
-                                                 const ChangePointOptions& options) {
+std::vector<stats::ChangePoint> App::kept_change_points(const store::SeriesInfo& info,
+                                                        const store::Store::SeriesVersion& version,
+                                                        const std::string& branch,
+                                                        const std::vector<double>& medians,
+                                                        const stats::ChangePointOptions& options) {
   const std::string key = change_points_cache_key(Metric::tpot_ms, branch, options);
   if (auto row = store().cached_view(info.id, key))
     if (auto kept = decode_change_points(row->body, medians)) return std::move(*kept);
-  std::vector<ChangePoint> found = detect_change_points(medians, options);
+  std::vector<stats::ChangePoint> found = stats::detect_change_points(medians, options);
   persist(key, {info.id, version, encode_change_points(medians, found)});
   return found;
 }

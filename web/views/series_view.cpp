@@ -137,7 +137,7 @@ SeriesView build_series_view(const store::SeriesInfo& info,
     v.points.push_back(std::move(p));
   }
 
-  for (const ChangePoint& cp : h.changes) {
+  for (const stats::ChangePoint& cp : h.changes) {
     SeriesChange c;
     c.index = cp.index;
     c.commit = v.points[cp.index].commit;
@@ -194,7 +194,7 @@ std::optional<size_t> returned_after(const SeriesView& v, size_t index, double b
   std::vector<double> medians;
   for (size_t i = index; i < v.points.size(); ++i) medians.push_back(v.points[i].median);
   const bool higher_is_worse = metric_info(v.metric).higher_is_worse();
-  for (const ChangePoint& cp : detect_change_points(medians)) {
+  for (const stats::ChangePoint& cp : stats::detect_change_points(medians)) {
     const bool better = higher_is_worse ? cp.after < cp.before : cp.after > cp.before;
     if (better && std::abs(cp.after / before - 1.0) < v.rules.min_effect) return index + cp.index;
   }

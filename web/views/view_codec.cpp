@@ -105,7 +105,7 @@ std::optional<SeriesView> decode_view(std::string_view bytes, const store::Serie
 }
 
 std::string change_points_cache_key(Metric m, const std::string& branch,
-                                    const ChangePointOptions& o) {
+                                    const stats::ChangePointOptions& o) {
   char options[128];
   std::snprintf(options, sizeof options, "alpha=%.17g permutations=%d seed=%llu min_segment=%zu",
                 o.alpha, o.permutations, static_cast<unsigned long long>(o.seed), o.min_segment);
@@ -114,30 +114,30 @@ std::string change_points_cache_key(Metric m, const std::string& branch,
 }
 
 std::string encode_change_points(const std::vector<double>& medians,
-                                 const std::vector<ChangePoint>& changes) {
+                                 const std::vector<stats::ChangePoint>& changes) {
   MsgpackWriter w;
   w.array(3);
   w.uint(kFormat);
   w.array(medians.size());
   for (double m : medians) w.real(m);
   w.array(changes.size());
-  for (const ChangePoint& c : changes) {
+  for (const stats::ChangePoint& c : changes) {
     w.array(4);
     w.uint(c.index), w.real(c.before), w.real(c.after), w.real(c.p_value);
   }
   return w.take();
 }
 
-std::optional<std::vector<ChangePoint>> decode_change_points(std::string_view bytes,
-                                                             const std::vector<double>& medians) {
+std::optional<std::vector<stats::ChangePoint>> decode_change_points(
+    std::string_view bytes, const std::vector<double>& medians) {
   try {
     MsgpackReader r(bytes);
     if (r.array() != 3 || r.integer() != kFormat) return std::nullopt;
     if (r.array() != medians.size()) return std::nullopt;
     for (double m : medians)
       if (r.real() != m) return std::nullopt;
-    std::vector<ChangePoint> out(r.array());
-    for (ChangePoint& c : out) {
+    std::vector<stats::ChangePoint> out(r.array());
+    for (stats::ChangePoint& c : out) {
       if (r.array() != 4) return std::nullopt;
       c.index = r.count(), c.before = r.real(), c.after = r.real(), c.p_value = r.real();
       if (c.index >= medians.size()) return std::nullopt;

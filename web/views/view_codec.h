@@ -26,11 +26,11 @@ std::optional<SeriesView> decode_view(std::string_view bytes, const store::Serie
 // the change-point options only, not on the gate settings, so a start with other settings
 // (--alpha, --min-effect) reuses them instead of running the permutation tests again.
 std::string change_points_cache_key(Metric m, const std::string& branch,
-                                    const ChangePointOptions& options);
+                                    const stats::ChangePointOptions& options);
 std::string encode_change_points(const std::vector<double>& medians,
-                                 const std::vector<ChangePoint>& changes);
+                                 const std::vector<stats::ChangePoint>& changes);
 // nullopt unless the bytes hold the change points of exactly these medians.
-std::optional<std::vector<ChangePoint>> decode_change_points(std::string_view bytes,
-                                                             const std::vector<double>& medians);
+std::optional<std::vector<stats::ChangePoint>> decode_change_points(
+    std::string_view bytes, const std::vector<double>& medians);
 
 }  // namespace pg::web
