@@ -20,7 +20,7 @@
 #include "gate/report.h"
 #include "gate/report_links.h"
 #include "gate/report_text.h"
-#include "runner/submit.h"
+#include "remote/submit.h"
 #include "store/atomic_file.h"
 #include "store/store.h"
 
@@ -77,12 +77,12 @@ void keep_result(const CompareFlags& f, const std::string& gate_json) {
     std::cerr << fmt::format("recorded gate result {} in {}\n", r.id, f.db);
   }
   if (!f.submit_url.empty()) {
-    const runner::SubmitTarget target =
-        runner::parse_submit_url(f.submit_url, "--submit", "/api/v1/gates");
+    const remote::SubmitTarget target =
+        remote::parse_submit_url(f.submit_url, "--submit", "/api/v1/gates");
     nlohmann::json body = doc;
     if (!f.ref.empty()) body["ref"] = f.ref;
     body["submitted_by"] = f.submitted_by;
-    runner::submit_run_json(target, read_token_file(f.token_file), body.dump());
+    remote::submit_run_json(target, read_token_file(f.token_file), body.dump());
     std::cerr << fmt::format("submitted the gate result to {}{}\n", target.scheme_host_port,
                              target.path);
   }
@@ -95,10 +95,10 @@ std::vector<store::Store::Acceptance> load_acceptances(const CompareFlags& f,
                                                        std::vector<std::string>& notes) {
   if (f.acceptances.rfind("http://", 0) != 0 && f.acceptances.rfind("https://", 0) != 0)
     return open_existing_db(f.acceptances, "--acceptances")->acceptances(f.ref);
-  const runner::SubmitTarget target =
-      runner::parse_submit_url(f.acceptances, "--acceptances", "/api/v1/acceptances");
+  const remote::SubmitTarget target =
+      remote::parse_submit_url(f.acceptances, "--acceptances", "/api/v1/acceptances");
   try {
-    return app::acceptances_from_json(runner::get_json(target, {{"ref", f.ref}}), "--acceptances");
+    return app::acceptances_from_json(remote::get_json(target, {{"ref", f.ref}}), "--acceptances");
   } catch (const std::runtime_error& e) {
     const std::string why =
         fmt::format("Accepted slowdowns not read ({}): judged against the base alone.", e.what());
@@ -118,7 +118,7 @@ std::string render(const gate::GateReporter& reporter, const gate::GateResult& r
 int run_compare(CompareFlags f) {
   validate(f);
   if (!f.submit_url.empty()) {  // refuse a bad URL or token file before measuring anything
-    runner::parse_submit_url(f.submit_url, "--submit", "/api/v1/gates");
+    remote::parse_submit_url(f.submit_url, "--submit", "/api/v1/gates");
     read_token_file(f.token_file);
   }
   auto store = open_existing_db(f.db);

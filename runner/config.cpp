@@ -15,11 +15,11 @@
 
 #include "common/errors.h"
 #include "core/model_name.h"
+#include "remote/submit.h"
 #include "runner/config_detail.h"
 #include "runner/lm/artifact.h"
 #include "runner/lm/measure.h"
 #include "runner/lm/presets.h"
-#include "runner/submit.h"
 #include "store/atomic_file.h"
 
 namespace fs = std::filesystem;
@@ -334,7 +334,7 @@ SweepConfig validate_settings(const RawSettings& s) {
   if (auto r = get("csv")) cfg.csv = parse_export_path(single(*r));
   if (auto r = get("json")) cfg.json = parse_export_path(single(*r));
   if (auto r = get("submit")) {
-    parse_submit_url(single(*r).text, single(*r).where);
+    remote::parse_submit_url(single(*r).text, single(*r).where);
     cfg.submit_url = single(*r).text;
   }
   if (auto r = get("token-file")) {

@@ -9,6 +9,7 @@
 #include "common/inert_text.h"
 #include "common/program_name.h"
 #include "core/cell_label.h"
+#include "remote/submit.h"
 #include "runner/exec/exec_runner.h"
 #include "runner/export_files.h"
 #include "runner/fingerprint.h"
@@ -16,7 +17,6 @@
 #include "runner/measurer.h"
 #include "runner/progress.h"
 #include "runner/stop_signals.h"
-#include "runner/submit.h"
 #include "runner/sweep.h"
 #include "runner/table.h"
 #include "store/run_json.h"
@@ -56,10 +56,10 @@ int perform_run(const SweepConfig& cfg, const std::string& started_at) {
   // Everything that can be refused is refused before the run row is written.
   const std::vector<CellKey> cells = expand(cfg);
   if (cfg.exec.empty()) check_cells_supported(cells);  // an --exec benchmark judges its own cells
-  std::optional<SubmitTarget> target;
+  std::optional<remote::SubmitTarget> target;
   std::string token;
   if (!cfg.submit_url.empty()) {
-    target = parse_submit_url(cfg.submit_url);
+    target = remote::parse_submit_url(cfg.submit_url);
     token = read_token_file(cfg.token_file);
   }
   const GitInfo git = read_git_info(cfg.repo);
@@ -118,7 +118,7 @@ int perform_run(const SweepConfig& cfg, const std::string& started_at) {
     return kExitRuntime;
   }
   if (target) {
-    copy_step([&] { submit_run_json(*target, token, store::runs_to_json({*run}, true)); });
+    copy_step([&] { remote::submit_run_json(*target, token, store::runs_to_json({*run}, true)); });
     fmt::print("Submitted run {} to {}{}\n", run->id, target->scheme_host_port, target->path);
   }
   return kExitOk;

@@ -14,7 +14,7 @@ CXX=${CXX:-clang++}
 
 sources=(
   "$here/fuzz_targets.cpp" "$here/libfuzzer_cpu_machine.cpp"
-  "$root"/runner/config.cpp "$root"/runner/config_toml.cpp "$root"/runner/submit.cpp
+  "$root"/runner/config.cpp "$root"/runner/config_toml.cpp "$root"/remote/submit.cpp
   "$root"/runner/lm/presets.cpp "$root"/runner/lm/safetensors.cpp
   "$root"/runner/lm/gpt2_checkpoint.cpp "$root"/store/run_json.cpp "$root"/store/validate.cpp
   "$root"/store/types.cpp "$root"/store/atomic_file.cpp

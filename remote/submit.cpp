@@ -1,4 +1,4 @@
-#include "runner/submit.h"
+#include "remote/submit.h"
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -9,7 +9,7 @@
 
 #include "common/errors.h"
 
-namespace pg::runner {
+namespace pg::remote {
 
 SubmitTarget parse_submit_url(const std::string& url, const std::string& setting,
                               const std::string& endpoint) {
@@ -82,4 +82,4 @@ std::string get_json(const SubmitTarget& target, const QueryParams& query) {
                     target.scheme_host_port + target.path);
 }
 
-}  // namespace pg::runner
+}  // namespace pg::remote

@@ -9,7 +9,7 @@
 #include "common/errors.h"
 #include "common/token_file.h"  // read_token_file: the one reader, shared with serve
 
-namespace pg::runner {
+namespace pg::remote {
 
 struct SubmitTarget {
   std::string scheme_host_port;  // "http://ci-box:8080", what the HTTP client connects to
@@ -33,4 +33,4 @@ using QueryParams = std::vector<std::pair<std::string, std::string>>;
 // its reads need none. Returns the body on 2xx; throws RuntimeFailure as submit_run_json.
 std::string get_json(const SubmitTarget& target, const QueryParams& query);
 
-}  // namespace pg::runner
+}  // namespace pg::remote
