@@ -15,7 +15,7 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["common", "core", "store", "stats", "runner", "gate", "app", "web"]
+LAYERS = ["common", "core", "store", "remote", "stats", "runner", "gate", "app", "web"]
 FLAG = re.compile(r"(?:^|(?<=[\s(\[]))--[A-Za-z]")
 # A command quoted for the user: its flags are that command's, in its own words. The program may
 # be a placeholder ("{} serve --db {}": the binary as it was started).
