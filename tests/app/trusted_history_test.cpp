@@ -15,7 +15,7 @@
 #include "gate/gate_json.h"
 #include "store/store.h"
 #include "tests/common/temp_dir.h"
-#include "tests/stats/synthetic_runs.h"
+#include "tests/gate/synthetic_runs.h"
 
 namespace pg {
 namespace {

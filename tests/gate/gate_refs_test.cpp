@@ -1,5 +1,5 @@
 // The whole gate against an independent reimplementation of docs/STATISTICS.md's rule in scipy and
-// statsmodels (tests/stats/gen_gate_refs.py): per tested cell and metric, the deciding test, its
+// statsmodels (tests/gate/gen_gate_refs.py): per tested cell and metric, the deciding test, its
 // estimate, interval, p-values adjusted across every test, the Mann-Whitney diagnostic, the
 // minimum detectable effect and the verdict. Run on the committed fixture and, by ctest, live.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "gate/gate.h"
-#include "scipy_refs.h"
+#include "tests/stats/scipy_refs.h"
 #include "synthetic_runs.h"
 
 namespace pg {
