@@ -150,7 +150,8 @@ run_pr() {
 # from its sidecar, amount to.)
 measured_models() {
   local db
-  db=$(find "$job/work" -name gate.db | head -1)
+  db=$(find "$job/work" -name gate.db 2>/dev/null | head -1)
+  if [ -z "$db" ]; then echo "(no run was stored: the job stopped before measuring)"; return; fi
   "$PERFGATE_REAL" export --db "$db" --format json | (cd "$proj" && "$PYTHON" -c "
 import json, sys
 from model import TinyLM
@@ -170,10 +171,11 @@ base_sha=$(git -C "$proj" rev-parse main)
 run_pr pr-noop
 check "pr-noop (A/A): the job passes (exit 0)" [ "$rc" -eq 0 ]
 check "pr-noop: verdict=pass" has "$job/output" "verdict=pass"
+[ "$rc" -eq 0 ] || cat "$job/log" "$job/summary.md"
 measured_models >"$job/models.txt"
 check "pr-noop: base and head each measured the 2-layer model, every cell ok" \
   [ "$(cut -d' ' -f2- "$job/models.txt" | sort -u)" = "TinyLM 2 layers ['ok']" ]
-[ "$rc" -eq 0 ] || cat "$job/log" "$job/summary.md" "$job/models.txt"
+[ "$rc" -eq 0 ] || cat "$job/models.txt"
 if [ "$MODE" = exec ]; then
   harness=$("$PERFGATE_REAL" export --db "$job/work/gate.db" --format json |
     grep -o '"engine.perfgate_bench":"[^"]*"' | sort -u)
@@ -193,11 +195,12 @@ run_pr pr-slow
 check "pr-slow: the job fails with exit 1" [ "$rc" -eq 1 ]
 check "pr-slow: ::error in the --github output" has "$job/gate.stdout" "::error"
 check "pr-slow: verdict=regression" has "$job/output" "verdict=regression"
+[ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md"
 measured_models >"$job/models.txt"
 check "pr-slow: the base ran its own 2-layer model" has "$job/models.txt" "$base_sha TinyLM 2 layers"
 check "pr-slow: the head ran its own 8-layer model" \
   has "$job/models.txt" "$(git -C "$proj" rev-parse pr-slow) TinyLM 8 layers"
-[ "$rc" -eq 1 ] || cat "$job/log" "$job/summary.md" "$job/models.txt"
+[ "$rc" -eq 1 ] || cat "$job/models.txt"
 if [ "$MODE" = aoti ] && [ -n "$outputs" ]; then
   prepared=$(grep 'perfgate-ci: prepare in' "$job/log" | grep -o '/[a-z]*: ' | paste -sd' ')
   check "pr-slow: the merge-base's package came from the cache; only the head was exported ($prepared)" \
