@@ -235,9 +235,11 @@ pg_untrusted_worker() {
 pg_base_tuning() {
   local src=$1 dir="$PG_SANDBOX/base-tuning"
   # shellcheck disable=SC2016  # $1 and $2 expand in the sandbox user's shell
+  # (No `cp -n`: coreutils 9.2+ warns that its meaning may change.)
   pg_as_sandbox_user "$PG_SANDBOX" bash -c 'mkdir -p "$2" &&
     find "$1" -path "$1/.git" -prune -o -name "*.tuning.json" -type f -size -8M -print0 |
-      xargs -0 -r cp -n -t "$2"' _ "$src" "$dir" ||
+      while IFS= read -r -d "" f; do [ -e "$2/${f##*/}" ] || cp "$f" "$2/" || exit 1; done' \
+    _ "$src" "$dir" ||
     pg_die "could not copy the merge-base's tuning choices into $dir"
   if [ -n "$(ls -A "$dir")" ]; then echo "$dir"; fi
 }
