@@ -31,7 +31,10 @@ build_perfgate() {
   local jobs=$1 rc
   shift
   {
-    cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release "${PLOTLY_ARGS[@]}" &&
+    # The build RPATH names /opt/devroot's libraries: the action's sandbox gives measured code no
+    # LD_LIBRARY_PATH, and a perfgate started there must still find libgit2 and the rest.
+    cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release "${PLOTLY_ARGS[@]}" \
+      -DCMAKE_BUILD_RPATH=/opt/devroot/usr/lib/x86_64-linux-gnu &&
       cmake --build build-gpu -j"$jobs" --target "${@:-perfgate}"
   } > "$W/cmake.log" 2>&1
   rc=$?
