@@ -234,8 +234,8 @@ pg_untrusted_worker() {
 # prepare gets it as PERFGATE_TUNING_FROM. The exporter refuses a file it cannot replay.
 pg_base_tuning() {
   local src=$1 dir="$PG_SANDBOX/base-tuning"
+  # First name wins; not `cp -n`, whose meaning coreutils 9.2+ warns may change.
   # shellcheck disable=SC2016  # $1 and $2 expand in the sandbox user's shell
-  # (No `cp -n`: coreutils 9.2+ warns that its meaning may change.)
   pg_as_sandbox_user "$PG_SANDBOX" bash -c 'mkdir -p "$2" &&
     find "$1" -path "$1/.git" -prune -o -name "*.tuning.json" -type f -size -8M -print0 |
       while IFS= read -r -d "" f; do [ -e "$2/${f##*/}" ] || cp "$f" "$2/" || exit 1; done' \
