@@ -32,9 +32,12 @@ build_perfgate() {
   shift
   {
     # The build RPATH names /opt/devroot's libraries: the action's sandbox gives measured code no
-    # LD_LIBRARY_PATH, and a perfgate started there must still find libgit2 and the rest.
+    # LD_LIBRARY_PATH, and a perfgate started there must still find libgit2 and the rest. It is
+    # an old-style DT_RPATH (--disable-new-dtags) because a DT_RUNPATH is not searched for the
+    # libraries those libraries load (libgit2's libmbedtls).
     cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release "${PLOTLY_ARGS[@]}" \
-      -DCMAKE_BUILD_RPATH=/opt/devroot/usr/lib/x86_64-linux-gnu &&
+      -DCMAKE_BUILD_RPATH=/opt/devroot/usr/lib/x86_64-linux-gnu \
+      -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags &&
       cmake --build build-gpu -j"$jobs" --target "${@:-perfgate}"
   } > "$W/cmake.log" 2>&1
   rc=$?
