@@ -26,6 +26,9 @@ for t in "${tars[@]}"; do
   tar xzf "$t" -C "$work/call$n"
 done
 history=$work/call1/history.db
+# The kept databases predate later schema steps: a writing command migrates them (forward only,
+# nothing stored is changed).
+for db in "$work"/call*/*.db; do "$pg" init --db "$db" >/dev/null; done
 shas=$work/call1/shas.txt
 mkdir -p "$work/split"
 for d in "$work"/call*; do

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Judge the H200 rounds of bench/gpu_seq_gates.sh as sequential gates, before and after.
+"""Judge the GPU rounds of bench/gpu_seq_gates.sh as sequential gates, before and after.
 
-  bench/seq_gates_eval.py TARBALL [--max-looks 6] [--min-effect 0.005] [--out DIR]
+  bench/seq_gates_eval.py TARBALL [TARBALL...] [--max-looks 6] [--min-effect 0.005] [--out FILE]
 
 TARBALL is seq-gates-CALL.tar.gz (log.txt, runs.log, shas.txt: A B C5 C10, history.db,
-timing.db, r-CALL-N.db: one round of A, B, C5, C10 each). perfgate is $PERFGATE_BIN or
-/work/main/build/perfgate.
+timing.db, r-CALL-N.db: one round of A, B, C5, C10 each). Several tarballs are the calls of one
+machine, call 1 first: the first one's history and timing runs serve them all, and their rounds
+follow each other in call order. perfgate is $PERFGATE_BIN or /work/main/build/perfgate.
 
 Conditions: A/A (base A, head B), +0.5% (A vs C5), +1% (A vs C10).
 
@@ -59,30 +60,20 @@ def pg(*args, check=True):
 
 
 class Study:
-    def __init__(self, tarball, work):
-        self.dir = os.path.join(work, "res")
-        os.makedirs(self.dir)
-        with tarfile.open(tarball) as t:
-            t.extractall(self.dir, filter="data")
-        with open(os.path.join(self.dir, "shas.txt")) as f:
-            self.sha = dict(zip(["A", "B", "C5", "C10"], f.read().split()))
-        self.rounds = sorted(
-            (int(m.group(2)), m.group(0))
-            for m in (re.fullmatch(r"r-(\d+)-(\d+)\.db", n) for n in os.listdir(self.dir))
-            if m
-        )
-        self.rounds = [os.path.join(self.dir, n) for _, n in self.rounds]
+    def __init__(self, tarballs, work):
         self.wall = {}  # (db basename, side) -> seconds
         self.timing = {}  # (reps, profile) -> seconds
-        with open(os.path.join(self.dir, "runs.log")) as f:
-            for line in f:
-                p = line.split()
-                db, side, sec, args = p[0], p[1], float(p[2]), p[3:]
-                if db == "timing.db":
-                    reps = int(args[args.index("--reps") + 1])
-                    self.timing[(reps, args[args.index("--profile") + 1])] = sec
-                else:
-                    self.wall[(db, side)] = sec
+        self.rounds = []
+        for i, tarball in enumerate(tarballs):
+            d = os.path.join(work, f"call-{i + 1}")
+            os.makedirs(d)
+            with tarfile.open(tarball) as t:
+                t.extractall(d, filter="data")
+            if i == 0:
+                self.dir = d  # history.db, timing.db and shas.txt come from the first call
+            self.rounds += self.read_call(d)
+        with open(os.path.join(self.dir, "shas.txt")) as f:
+            self.sha = dict(zip(["A", "B", "C5", "C10"], f.read().split()))
         self.work = work
         self.exports = {}
         for path in self.rounds:
@@ -91,6 +82,24 @@ class Study:
                 f.write(pg("export", "--db", path, "--format", "json").stdout)
             self.exports[path] = out
         self.reps = self.round_reps()
+
+    def read_call(self, d):
+        """One call's rounds in order, and its runs' wall times."""
+        rounds = sorted(
+            (int(m.group(1)), int(m.group(2)), m.group(0))
+            for m in (re.fullmatch(r"r-(\d+)-(\d+)\.db", n) for n in os.listdir(d))
+            if m
+        )
+        with open(os.path.join(d, "runs.log")) as f:
+            for line in f:
+                p = line.split()
+                db, side, sec, args = p[0], p[1], float(p[2]), p[3:]
+                if db == "timing.db":
+                    reps = int(args[args.index("--reps") + 1])
+                    self.timing[(reps, args[args.index("--profile") + 1])] = sec
+                elif db.startswith("r-"):
+                    self.wall[(db, side)] = sec
+        return [os.path.join(d, n) for _, _, n in rounds]
 
     def round_reps(self):
         con = sqlite3.connect(self.rounds[0])
@@ -210,14 +219,14 @@ def effect_sizes(st):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tarball")
+    ap.add_argument("tarballs", nargs="+", metavar="TARBALL")
     ap.add_argument("--max-looks", type=int, default=6)
     ap.add_argument("--min-effect", type=float, default=0.005)
     ap.add_argument("--out", help="also write the per-gate details here (markdown)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="seq-eval-")
     try:
-        st = Study(a.tarball, work)
+        st = Study(a.tarballs, work)
         pc = st.profile_cost()
         print(f"rounds: {len(st.rounds)}; repetitions a run: {st.reps}; commits A B C5 C10: "
               + " ".join(st.sha[k][:12] for k in ("A", "B", "C5", "C10")))

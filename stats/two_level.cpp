@@ -52,10 +52,15 @@ double f_check_p(double ratio, double d1, double d2) { return 1.0 - f_cdf(ratio,
 
 // Joins the history's run-mean variance to this gate's (`s2` with `df`), or says in
 // e.variance_note why not. With runs of its own the gate pools after a one-sided F check on the
-// run-mean variances. With one run a side (df 0) nothing can check the run level: the history
-// lends its between-run part, s_h^2 - rep_var_h / n, and this gate's own repetitions give the
-// within-run part, msw / n (falling back to the rank test instead, ignoring drift, raised false
-// alarms: docs/STATISTICS.md).
+// run-mean variances. With one run a side (df 0) nothing can check the run level: the history's
+// run-mean variance s_h^2 (its runs have this gate's size, so it is Var(ybar) itself) is the
+// variance, raised by what this gate's repetitions are noisier than the history's,
+// max(msw - rep_var_h, 0) / n. Swapping the history's within-run part for the gate's instead
+// (s_h^2 - rep_var_h / n + msw / n) trusted a difference of two noisy estimates: on a GPU whose
+// first repetition of a run is often slower (a within-run effect that cancels in run means) it
+// came out near 0, and quiet repetitions in the gate then made a 0.6% A/A difference
+// "significant" (docs/STATISTICS.md). Falling back to the rank test, ignoring drift, raised false
+// alarms too.
 void join_history(TwoLevelEstimate& e, double& s2, double& df, const RunVariance& h, double msw,
                   bool sized) {
   if (!sized) {
@@ -78,7 +83,7 @@ void join_history(TwoLevelEstimate& e, double& s2, double& df, const RunVariance
     e.variance = "pooled";
   } else {
     const double n = h.reps;
-    s2 = std::max(h.run_mean_var - h.rep_var / n, 0.0) + msw / n;
+    s2 = h.run_mean_var + std::max(msw - h.rep_var, 0.0) / n;
     e.variance = "history";
   }
   df += h.df;

@@ -42,7 +42,8 @@ struct TwoLevelEstimate {
   bool has_runs_test() const { return df >= 1.0; }
   // Where the run-mean variance of the test came from: "runs" (this gate's runs, df = runs - 2),
   // "pooled" (with trusted history: df = the gate's + the history's) or "history" (one run a
-  // side: the history's between-run part and this gate's within-run part, df = the history's).
+  // side: the history's run-mean variance, raised by this gate's excess within-run variance,
+  // df = the history's).
   // gate_df and history_df are the shares; variance_check_p the F check's one-sided p (runs of
   // its own only); variance_note says why history that was offered was not used.
   std::string variance = "runs";

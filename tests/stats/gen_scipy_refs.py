@@ -30,8 +30,9 @@ perfgate fails the suite. One case per line, fields separated by ' | ', numbers 
                                                         pooled with the gate's unless a one-sided
                                                         F check at 0.05 finds the gate's larger
                                                         (scipy.stats.f); one run a side takes
-                                                        the history's between-run part and the
-                                                        gate's within-run part; t by scipy
+                                                        the history's run-mean variance plus the
+                                                        gate's excess within-run variance / n;
+                                                        t by scipy
   mde | se | df | alpha | power | effect               exact: the slowdown whose one-sided t test
                                                         has this power, by the noncentral t
                                                         (scipy.stats.nct) and brentq
@@ -163,10 +164,10 @@ def history_case(history, base, head):
         variance = "pooled" if used else "runs"
         df = gate_df + h_df if used else gate_df
         s2 = (gate_df * s2 + h_df * h_var) / df if used else s2
-    else:  # one run a side: the history's between-run part, the gate's within-run part
+    else:  # one run a side: the history's run-mean variance, plus the gate's excess within-run noise
         check = None
         variance, df = "history", h_df
-        s2 = max(h_var - h_rep_var / reps, 0.0) + msw / reps
+        s2 = h_var + max(msw - h_rep_var, 0.0) / reps
     diff = float(mh.mean() - mb.mean())
     fields = [groups_text_commits(history), groups_text(base), groups_text(head), variance,
               repr(float(df)), repr(diff)]
@@ -201,6 +202,16 @@ def history_cases():
         history[0].append(runs(1, reps - 1, 0.0, h_run_sd, 0.002)[0])  # another size: left out
         base, head = runs(kb, reps, 0.0, run_sd, rep_sd), runs(kh, reps, shift, run_sd, rep_sd)
         lines.append(history_case(history, base, head))
+    # One run a side whose history's within-run part (every run's first repetition 0.8% slow)
+    # exceeds its run-mean variance, against quiet repetitions in the gate: a 0.3% difference.
+    def slow_first(m):
+        return np.array([m * 1.008, m, m * 1.0001])
+
+    shifts = [0.003, -0.002, 0.0025, -0.003, 0.0015, -0.0025]
+    history = [[slow_first(0.6 * (1 + 0.01 * c)), slow_first(0.6 * (1 + 0.01 * c) * (1 + d))]
+               for c, d in enumerate(shifts)]
+    quiet = np.array([1.0, 1.0001, 0.9999])
+    lines.append(history_case(history, [0.6 * quiet], [0.6 * 1.003 * quiet]))
     for f, d1, d2 in [(0.5, 4.0, 10.0), (1.0, 1.0, 1.0), (3.2, 4.0, 40.0), (40.0, 4.0, 12.0),
                       (0.01, 27.0, 300.0), (1.7, 14.0, 112.0)]:
         lines.append(f"f_cdf | {f!r} | {d1!r} | {d2!r} | {float(stats.f.cdf(f, d1, d2))!r}")
