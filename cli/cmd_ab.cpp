@@ -27,6 +27,7 @@ struct AbFlags {
   // 0.8% in a cell), five kept 0 of 6 A/A gates (docs/AB.md, "Measured on an H200").
   int ab_runs = 5;
   bool share_workers = false;
+  std::string placement = "random";
 };
 
 runner::SweepConfig resolve_side(const AbFlags& f, const std::string& dir,
@@ -74,6 +75,7 @@ ab::AbSettings settings_from(const AbFlags& f) {
   s.order_seed = f.order_seed ? *f.order_seed : ab::random_order_seed();
   s.ab_runs = f.ab_runs;
   s.share_workers = f.share_workers;
+  s.random_placement = f.placement == "random";
   return s;
 }
 
@@ -107,6 +109,13 @@ void add_ab_command(CLI::App& root, Action& action) {
   cmd->add_flag("--share-workers", flags->share_workers,
                 "the A/B runs share one worker per side, each opening the cell afresh (cheaper; "
                 "replicates what differs between two openings of a cell, not between processes)");
+  cmd->add_option("--placement", flags->placement,
+                  "random: each opening of a cell places its device memory at random (perfgate's "
+                  "own worker; a seed in PERFGATE_PLACEMENT_SEED), so where two processes' "
+                  "buffers land is noise the A/B runs replicate, not a bias; fixed: where the "
+                  "allocator puts them")
+      ->check(CLI::IsMember({"random", "fixed"}))
+      ->capture_default_str();
   add_run_flags(*cmd, flags->run);
   cmd->callback([&action, flags] {
     action = [flags] {

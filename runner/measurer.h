@@ -20,6 +20,9 @@ struct MeasureOptions {
   // One untimed prefill + decode sequence under the profiler after the timed repetitions
   // (CellResult::profile; docs/METRICS.md, "The profile").
   bool profile = true;
+  // A/B runs (docs/AB.md, "Placement"): on CUDA, the cell's memory is placed at random from this
+  // seed (runner/lm/placement.h) instead of where the allocator's history would put it.
+  std::optional<uint64_t> placement_seed;
 };
 
 class Measurer {

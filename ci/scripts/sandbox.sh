@@ -84,8 +84,9 @@ pg_sandbox_env() {
     PG_SANDBOX_ENV+=("PERFGATE_TUNING_FROM=$PG_TUNING_FROM")
   fi
   local var
-  for var in $PERFGATE_PASS_ENV PERFGATE_BUILD_DIR PERFGATE_PYTHON CUDA_VISIBLE_DEVICES \
-    NVIDIA_VISIBLE_DEVICES; do
+  # PERFGATE_PLACEMENT_SEED: perfgate ab's seed for the worker's memory placement (docs/AB.md).
+  for var in $PERFGATE_PASS_ENV PERFGATE_BUILD_DIR PERFGATE_PYTHON PERFGATE_PLACEMENT_SEED \
+    CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES; do
     [[ $var =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || pg_die "pass-env: '$var' is not a variable name"
     case $var in *TOKEN* | GITHUB_* | ACTIONS_*) pg_die "pass-env: $var is never passed to measured code" ;; esac
     if [ -n "${!var+x}" ]; then PG_SANDBOX_ENV+=("$var=${!var}"); fi

@@ -124,8 +124,10 @@ int perform_ab(const AbSettings& s, const std::string& started_at) {
   for (int j = 0; j < s.ab_runs; ++j) {
     const AbPairing pairing{new_ab_uuid(), "", "abba", s.order_seed + static_cast<uint64_t>(j)};
     runs.push_back(AbRun{pairing,
-                         {SideState(s.base, s.base_worker, s.default_worker, env, pairing, "base"),
-                          SideState(s.head, s.head_worker, s.default_worker, env, pairing, "head")},
+                         {SideState(s.base, s.base_worker, s.default_worker, env, pairing, "base",
+                                    s.random_placement),
+                          SideState(s.head, s.head_worker, s.default_worker, env, pairing, "head",
+                                    s.random_placement)},
                          abba_order(static_cast<size_t>(opt.reps), pairing.seed)});
   }
 

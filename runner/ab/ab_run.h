@@ -30,6 +30,11 @@ struct AbSettings {
   // opened afresh for each A/B run in the same two processes. Cheaper; it replicates what differs
   // between two openings of a cell (its buffers, its CUDA graph), not between two processes.
   bool share_workers = false;
+  // Every worker gets PERFGATE_PLACEMENT_SEED, its own per A/B run and side, so that perfgate's
+  // worker places each opening of a cell at random in device memory (docs/AB.md, "Placement"):
+  // where two processes' buffers land otherwise differs between them reproducibly, a bias that
+  // no number of A/B runs replicates. False: the allocator's own placement (the earlier design).
+  bool random_placement = true;
 };
 
 // The worker of perfgate's own models in this installation: `<perfgate-runner> worker`.

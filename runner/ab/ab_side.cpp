@@ -23,14 +23,15 @@ std::string own_executable() {
 }
 
 SideState::SideState(const runner::SweepConfig& cfg, std::string worker, std::string default_worker,
-                     Environment env, AbPairing pairing, std::string side)
+                     Environment env, AbPairing pairing, std::string side, bool random_placement)
     : cfg_(cfg),
       worker_(std::move(worker)),
       default_worker_(std::move(default_worker)),
       env_(std::move(env)),
       pairing_(std::move(pairing)),
       git_(runner::read_git_info(cfg.repo)),
-      exec_(!cfg.exec.empty()) {
+      exec_(!cfg.exec.empty()),
+      random_placement_(random_placement) {
   pairing_.side = std::move(side);
 }
 
@@ -78,6 +79,11 @@ SideCell::SideCell(SideState& side, const CellKey& key, const runner::MeasureOpt
   spec.command = side.worker_;
   spec.cwd = side.cfg_.repo;
   spec.env.emplace_back("PERFGATE_WORKER_COMMAND", side.default_worker_);
+  // One seed per A/B run and side; the worker draws each cell's placement from it and the count
+  // of cells it has opened (runner/worker/worker.h), so a shared worker's openings differ too.
+  if (side.random_placement_)
+    spec.env.emplace_back("PERFGATE_PLACEMENT_SEED",
+                          std::to_string(2 * side.pairing_.seed + (side.pairing_.side == "head")));
   spec.timeout = std::chrono::milliseconds(static_cast<int64_t>(side.cfg_.exec_timeout_s * 1000));
   worker_ = side.idle_worker_
                 ? std::make_unique<exec::WorkerClient>(std::move(side.idle_worker_), spec, key, opt)

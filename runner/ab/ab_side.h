@@ -32,8 +32,9 @@ class SideState {
  public:
   // `default_worker`: what the side runs without a worker of its own, given to every worker as
   // PERFGATE_WORKER_COMMAND (for a wrapper that runs it, as the action's sandbox does).
+  // `random_placement`: its workers get PERFGATE_PLACEMENT_SEED (AbSettings::random_placement).
   SideState(const runner::SweepConfig& cfg, std::string worker, std::string default_worker,
-            Environment env, AbPairing pairing, std::string side);
+            Environment env, AbPairing pairing, std::string side, bool random_placement);
   SideState(SideState&&) = default;
   ~SideState();
 
@@ -62,6 +63,7 @@ class SideState {
   AbPairing pairing_;
   GitInfo git_;
   bool exec_;  // the user's benchmark, whose engine joins the fingerprint
+  bool random_placement_;
   std::optional<exec::EngineInfo> engine_;
   // A worker that finished its last cell and takes more ("cells": "many"): the next cell's.
   std::unique_ptr<exec::ChildProcess> idle_worker_;

@@ -188,6 +188,12 @@ int64_t cuda_peak_allocated(int index) {
   return stats.allocated_bytes[0].peak;  // StatType::AGGREGATE
 }
 
+int64_t cuda_allocated_now(int index) {
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  return stats.allocated_bytes[0].current;
+}
+
 void cuda_empty_cache() {
   if (cuda_device_count() > 0) c10::cuda::CUDACachingAllocator::emptyCache();
 }
@@ -215,6 +221,7 @@ std::unique_ptr<CudaGraph> capture_cuda_graph(int, const std::function<void()>&,
 }
 void cuda_reset_peak_allocated(int) {}
 int64_t cuda_peak_allocated(int) { return 0; }
+int64_t cuda_allocated_now(int) { return 0; }
 void cuda_empty_cache() {}
 void cuda_profiler(bool) {}
 void cuda_synchronize(int) {}

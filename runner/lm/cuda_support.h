@@ -49,6 +49,7 @@ std::unique_ptr<CudaGraph> capture_cuda_graph(int index, const std::function<voi
 
 void cuda_reset_peak_allocated(int index);
 int64_t cuda_peak_allocated(int index);  // bytes since the last reset
+int64_t cuda_allocated_now(int index);   // bytes the caching allocator has handed out now
 void cuda_empty_cache();
 // cudaProfilerStart / Stop: the window `ncu --profile-from-start off` profiles.
 void cuda_profiler(bool on);

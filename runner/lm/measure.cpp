@@ -15,6 +15,7 @@
 #include "runner/lm/cuda_support.h"
 #include "runner/lm/device_info.h"
 #include "runner/lm/model_spec.h"
+#include "runner/lm/placement.h"
 
 namespace pg::lm {
 
@@ -30,6 +31,7 @@ struct lm::LibTorchMeasurer::Impl {
   std::optional<Model> model;
   std::unique_ptr<AotiModel> aoti;
   bool session_open = false;  // a session borrows the loaded model (LibTorchMeasurer::open)
+  DevicePlacement placement;  // the last cell's, held while its session is open
 
   // Frees whatever model is loaded when `want` names another; true if it must be loaded.
   bool switch_model(const std::string& want) {
@@ -73,10 +75,12 @@ struct lm::LibTorchMeasurer::Impl {
 
 namespace {
 
-// Ends the measurer's one open session with the session itself.
+// Ends the measurer's one open session with the session itself; its memory peak without the
+// placement's spacer (`spacer_bytes`, held through the whole session).
 class OwnedSession final : public lm::CellSession {
  public:
-  OwnedSession(std::unique_ptr<lm::CellSession> s, bool& open) : s_(std::move(s)), open_(open) {
+  OwnedSession(std::unique_ptr<lm::CellSession> s, bool& open, int64_t spacer_bytes)
+      : s_(std::move(s)), open_(open), spacer_bytes_(spacer_bytes) {
     open_ = true;
   }
   ~OwnedSession() override {
@@ -85,12 +89,22 @@ class OwnedSession final : public lm::CellSession {
   }
   lm::RepSample repetition() override { return s_->repetition(); }
   std::optional<std::string> invalid_reason() const override { return s_->invalid_reason(); }
-  CellResult finish() override { return s_->finish(); }
-  std::optional<int64_t> memory_peak() const override { return s_->memory_peak(); }
+  CellResult finish() override {
+    CellResult r = s_->finish();
+    auto peak = r.metrics.find("peak_alloc_bytes");
+    if (peak != r.metrics.end()) peak->second -= static_cast<double>(spacer_bytes_);
+    return r;
+  }
+  std::optional<int64_t> memory_peak() const override {
+    auto peak = s_->memory_peak();
+    if (peak) *peak -= spacer_bytes_;
+    return peak;
+  }
 
  private:
   std::unique_ptr<lm::CellSession> s_;
   bool& open_;
+  int64_t spacer_bytes_;
 };
 
 }  // namespace
@@ -110,15 +124,19 @@ std::unique_ptr<lm::CellSession> lm::LibTorchMeasurer::open(const CellKey& key,
     const auto device = parse_device(key.device);
     c10::DeviceGuard device_guard(device);
     if (device.is_cpu()) use_cpu_threads();
+    impl_->placement.release();
     if (is_aoti_model(key.model)) {
       AotiModel& m =
           impl_->ensure_aoti(find_artifact(key.model)->file_for_batch(key.batch_size), device);
       s = open_aoti_session(m, key, opt, device);
     } else {
-      s = open_builtin_session(impl_->ensure_model(key, device, opt.seed), key, opt, device);
+      impl_->ensure_model(key, device, opt.seed);
+      if (opt.placement_seed) impl_->placement.place(*opt.placement_seed, device, &*impl_->model);
+      s = open_builtin_session(*impl_->model, key, opt, device);
     }
   });
-  return std::make_unique<OwnedSession>(std::move(s), impl_->session_open);
+  return std::make_unique<OwnedSession>(std::move(s), impl_->session_open,
+                                        opt.placement_seed ? impl_->placement.spacer_bytes() : 0);
 }
 
 // Open, the timed repetitions, finish: the same path as the worker's (docs/PROTOCOL.md).

@@ -172,12 +172,14 @@ std::string refusal(const std::exception& e, const SettingSpelling& spell) {
 // the next cell), else the exit status the worker ends with.
 std::optional<int> serve_cell(const std::string& cell_text, InputLines& input, int out_fd,
                               const std::string& cwd, const SettingSpelling& spell,
-                              lm::LibTorchMeasurer& measurer) {
+                              lm::LibTorchMeasurer& measurer,
+                              std::optional<uint64_t> placement_seed) {
   WorkerCell cell;
   std::optional<HelloFacts> facts;
   std::optional<std::string> refused;
   try {
     cell = read_worker_cell(cell_text, cwd);
+    cell.opt.placement_seed = placement_seed;
     resolve_cell(cell);
     facts = hello_facts(cell.key);
   } catch (const std::exception& e) {
@@ -238,15 +240,44 @@ std::optional<int> serve_cell(const std::string& cell_text, InputLines& input, i
   return kExitOk;  // the input ended after an end request had been read
 }
 
+// PERFGATE_PLACEMENT_SEED (docs/PROTOCOL.md, "Worker mode"): perfgate ab's seed for this
+// worker's placements; unset or empty: none. Anything but an unsigned decimal is refused.
+std::optional<uint64_t> placement_seed_from_env() {
+  const char* v = std::getenv("PERFGATE_PLACEMENT_SEED");
+  if (!v || !*v) return std::nullopt;
+  const std::string text = v;
+  if (text.find_first_not_of("0123456789") != std::string::npos || text.size() > 20)
+    throw UsageError("PERFGATE_PLACEMENT_SEED must be an unsigned decimal integer, got '" +
+                     text.substr(0, 40) + "'");
+  try {
+    return std::stoull(text);
+  } catch (const std::exception&) {
+    throw UsageError("PERFGATE_PLACEMENT_SEED is beyond 64 bits: " + text);
+  }
+}
+
 }  // namespace
 
+uint64_t opening_placement_seed(uint64_t worker_seed, uint64_t opening) {
+  // SplitMix64's finalizer over the pair: neighbouring seeds and openings give unrelated draws.
+  uint64_t z = worker_seed + 0x9E3779B97F4A7C15ULL * (opening + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 int serve_worker(int in_fd, int out_fd, const std::string& cwd, const SettingSpelling& spell) {
+  const std::optional<uint64_t> placement = placement_seed_from_env();
   InputLines input(in_fd);
   // One measurer for every cell: consecutive cells of one model reuse the loaded weights.
   lm::LibTorchMeasurer measurer;
+  uint64_t opened = 0;
   while (const std::optional<std::string> cell_text = input.next()) {
     if (cell_text->find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (auto exit_status = serve_cell(*cell_text, input, out_fd, cwd, spell, measurer))
+    // Every opening of a cell draws its own placement, also a cell this worker served before.
+    std::optional<uint64_t> seed;
+    if (placement) seed = opening_placement_seed(*placement, opened++);
+    if (auto exit_status = serve_cell(*cell_text, input, out_fd, cwd, spell, measurer, seed))
       return *exit_status;
   }
   return kExitOk;  // the driver closed stdin after an end line: no more cells

@@ -3,6 +3,7 @@
 // (docs/PROTOCOL.md, "Worker mode"), so that `perfgate ab` drives it exactly like a user's
 // benchmark: the cell on stdin, hello, warm-up, ready, then one timed repetition per request.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "common/errors.h"
@@ -15,6 +16,11 @@ namespace pg::worker {
 // in a refusal are written by `spell` (the command line's flags). When `in_fd` ends before the
 // end request, the process exits at once with status 0, whatever it was doing: its driver is
 // gone. Throws RuntimeFailure when `out_fd` cannot be written.
+// With PERFGATE_PLACEMENT_SEED in its environment (perfgate ab sets it), every cell it opens
+// places its device memory at random (runner/lm/placement.h), the k-th opening (from 0) from
+// opening_placement_seed(seed, k); a value that is not an unsigned decimal throws UsageError.
 int serve_worker(int in_fd, int out_fd, const std::string& cwd, const SettingSpelling& spell);
+
+uint64_t opening_placement_seed(uint64_t worker_seed, uint64_t opening);
 
 }  // namespace pg::worker

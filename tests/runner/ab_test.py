@@ -184,6 +184,35 @@ class AbRun(unittest.TestCase):
             self.assertEqual([c["status"] for c in run["cells"]], ["ok", "ok"], run["ab"])
             self.assertEqual(len(run["cells"][0]["samples"]["prefill_ms"]), 12)
 
+    def test_every_worker_gets_a_placement_seed_of_its_own_ab_run_and_side(self):
+        # docs/AB.md, "Placement": the seed is what makes each opening of a cell land elsewhere
+        # in device memory; two workers sharing one would repeat one placement's bias.
+        marks = os.path.join(self.tmp.name, "seed-marks")
+        os.makedirs(marks)
+        wrapper = ('echo "$0 ${PERFGATE_PLACEMENT_SEED-unset}" >>"%s/seeds" && '
+                   'exec sh -c "$PERFGATE_WORKER_COMMAND"') % marks
+        workers = ["--base-worker", "sh -c '%s' base" % wrapper,
+                   "--head-worker", "sh -c '%s' head" % wrapper]
+        r = self.ab("base-a", "base-b", os.path.join(self.tmp.name, "seeds.db"), ab_runs="3",
+                    extra=workers)
+        self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
+        with open(os.path.join(marks, "seeds")) as f:
+            spawned = [line.split() for line in f.read().splitlines()]
+        # The --exec benchmark serves one cell a process: 2 cells x 3 A/B runs x 2 sides.
+        self.assertEqual(len(spawned), 12, spawned)
+        by_side = {side: {seed for s, seed in spawned if s == side} for side in ("base", "head")}
+        self.assertEqual(len(by_side["base"]), 3, spawned)  # one per A/B run
+        self.assertEqual(len(by_side["head"]), 3, spawned)
+        self.assertFalse(by_side["base"] & by_side["head"], spawned)
+        self.assertTrue(all(seed.isdigit() for _, seed in spawned), spawned)
+
+        os.remove(os.path.join(marks, "seeds"))
+        r = self.ab("base-a", "base-b", os.path.join(self.tmp.name, "fixed.db"),
+                    extra=[*workers, "--placement", "fixed"])
+        self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
+        with open(os.path.join(marks, "seeds")) as f:
+            self.assertEqual({line.split()[1] for line in f.read().splitlines()}, {"unset"})
+
     def test_killing_perfgate_kills_both_workers(self):
         db = os.path.join(self.tmp.name, "kill.db")
         pid_dir = tempfile.mkdtemp(dir=self.tmp.name)

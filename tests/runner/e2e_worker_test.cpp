@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "runner/exec/exec_protocol.h"
 #include "runner/lm/cost_model.h"
 #include "runner/lm/presets.h"
 #include "runner/lm/tests/lm_test_util.h"
+#include "runner/worker/worker.h"
 #include "worker_process.h"
 
 namespace {
@@ -259,6 +261,38 @@ TEST(Worker, TheEndOfStdinBeforeTheEndRequestEndsIt) {
   w.close_stdin();
   EXPECT_FALSE(w.read_line(seconds(30))) << "no ready line: the warm-up was cut short";
   EXPECT_EQ(w.wait(seconds(30)), 0);
+}
+
+// docs/AB.md, "Placement": every opening of a cell draws its own placement; a seed that is not
+// an unsigned integer is refused by name before any cell (perfgate ab never sends one).
+TEST(Worker, EachOpeningOfACellDrawsAPlacementSeedOfItsOwn) {
+  std::set<uint64_t> seen;
+  for (uint64_t worker = 0; worker < 8; ++worker)
+    for (uint64_t opening = 0; opening < 64; ++opening)
+      seen.insert(pg::worker::opening_placement_seed(worker, opening));
+  EXPECT_EQ(seen.size(), 8u * 64u) << "two openings would repeat one placement";
+  EXPECT_EQ(pg::worker::opening_placement_seed(3, 5), pg::worker::opening_placement_seed(3, 5));
+
+  TempDir repo;
+  {
+    WorkerProcess w({runner_bin(), "worker"}, repo.str(), {"PERFGATE_PLACEMENT_SEED=17"});
+    w.send(tiny_cell(repo.str(), 4, 1).dump());
+    Transcript t(1, 4, false);
+    t.take(w, "hello");
+    t.take(w, "ready");
+    w.send(json{{"op", "rep"}, {"rep", 0}}.dump());
+    t.take(w, "rep");
+    w.send(R"({"op":"end"})");
+    w.close_stdin();
+    t.take(w, "end");
+    EXPECT_EQ(w.wait(), 0) << w.err();
+  }
+  WorkerProcess bad({runner_bin(), "worker"}, repo.str(), {"PERFGATE_PLACEMENT_SEED=-3"});
+  bad.close_stdin();
+  EXPECT_EQ(bad.wait(), 2);
+  EXPECT_NE(bad.err().find("PERFGATE_PLACEMENT_SEED must be an unsigned decimal integer, got '-3'"),
+            std::string::npos)
+      << bad.err();
 }
 
 // `perfgate worker` hands over to the runner beside it, as `perfgate run` does.
