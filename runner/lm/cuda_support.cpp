@@ -198,6 +198,12 @@ void cuda_empty_cache() {
   if (cuda_device_count() > 0) c10::cuda::CUDACachingAllocator::emptyCache();
 }
 
+void cuda_release_blas_workspaces() {
+  if (cuda_device_count() == 0) return;
+  cudaDeviceSynchronize();  // no kernel of the last session still uses one
+  at::cuda::clearCublasWorkspaces();
+}
+
 void cuda_profiler(bool on) { on ? cudaProfilerStart() : cudaProfilerStop(); }
 
 void cuda_synchronize(int index) {
@@ -220,6 +226,7 @@ std::unique_ptr<CudaGraph> capture_cuda_graph(int, const std::function<void()>&,
   throw RuntimeFailure("this LibTorch has no CUDA");
 }
 void cuda_reset_peak_allocated(int) {}
+void cuda_release_blas_workspaces() {}
 int64_t cuda_peak_allocated(int) { return 0; }
 int64_t cuda_allocated_now(int) { return 0; }
 void cuda_empty_cache() {}

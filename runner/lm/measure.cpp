@@ -125,6 +125,8 @@ std::unique_ptr<lm::CellSession> lm::LibTorchMeasurer::open(const CellKey& key,
     c10::DeviceGuard device_guard(device);
     if (device.is_cpu()) use_cpu_threads();
     impl_->placement.release();
+    // Before the session resets the peak: the last cells' cuBLAS workspaces are not this cell's.
+    if (device.is_cuda()) cuda_release_blas_workspaces();
     if (is_aoti_model(key.model)) {
       AotiModel& m =
           impl_->ensure_aoti(find_artifact(key.model)->file_for_batch(key.batch_size), device);
