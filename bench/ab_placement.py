@@ -15,6 +15,14 @@ pair of gates of one condition:
   r(means)    the correlation of the cells' means mean_k d[c][k]: near 1 when the per-cell bias
               is the same in both gates, a bias that more A/B runs never average out
   sd(diff)    the sd over (c, k) of the difference of d between the two gates, in percent
+Per gate, the sweep: D[k], the mean over the cells of d[c][k], its mean over the A/B runs and the
+one-sided p of a t test on the D[k] (df = A/B runs - 1). That is what a test of the whole sweep
+with the A/B run as its unit would see; it is not the gate's rule, which tests every cell.
+Per condition (3 or more gates): for every cell, the variance of its gate means mean_k d[c][k]
+across gates over what the gates' own A/B runs predict for it (the mean of var_k d[c][k] / n).
+About 1 when the A/B runs of a gate replicate everything that differs between gates; above 1
+when something is shared by the A/B runs of one gate but not by two gates (with
+--share-workers: the two worker processes).
 """
 import itertools
 import math
@@ -96,6 +104,53 @@ def main(paths):
             name = f"{pa.rsplit('/', 1)[-1]} / {pb.rsplit('/', 1)[-1]}"
             print(f"| {cond} | {name} | {corr(pat_a, pat_b):.2f} | {corr(mean_a, mean_b):.2f} | "
                   f"{100 * st.stdev(diff):.3f} |")
+    sweep_table(gates)
+    replication_table(gates)
+
+
+def student_t_sf(t, df):
+    try:
+        from scipy import stats
+        return float(stats.t.sf(t, df))
+    except ImportError:  # the table then says so
+        return float("nan")
+
+
+def sweep_table(gates):
+    print()
+    print("| condition | gate | A/B runs | cells | sweep mean of d (%) | sd of D across A/B runs (%) "
+          "| t | one-sided p |")
+    print("| --- | --- | --: | --: | --: | --: | --: | --: |")
+    for cond, gs in sorted(gates.items()):
+        for path, d, _ in gs:
+            n = min(len(v) for v in d.values())
+            cells = [c for c in d if len(d[c]) >= n]
+            runs = [st.mean(d[c][k] for c in cells) for k in range(n)]
+            if n < 2:
+                continue
+            mean, sd = st.mean(runs), st.stdev(runs)
+            t = mean / (sd / math.sqrt(n)) if sd > 0 else float("inf")
+            print(f"| {cond} | {path.rsplit('/', 1)[-1]} | {n} | {len(cells)} | {100 * mean:+.3f} "
+                  f"| {100 * sd:.3f} | {t:+.2f} | {student_t_sf(t, n - 1):.4f} |")
+
+
+def replication_table(gates):
+    print()
+    print("| condition | gates | var(gate means) / predicted, median cell | range over cells |")
+    print("| --- | --: | --: | --- |")
+    for cond, gs in sorted(gates.items()):
+        if len(gs) < 3:
+            continue
+        ratios = []
+        for c in gs[0][1]:
+            if not all(c in d and len(d[c]) > 1 for _, d, _ in gs):
+                continue
+            predicted = st.mean(st.variance(d[c]) / len(d[c]) for _, d, _ in gs)
+            if predicted > 0:
+                ratios.append(st.variance([st.mean(d[c]) for _, d, _ in gs]) / predicted)
+        if ratios:
+            print(f"| {cond} | {len(gs)} | {st.median(ratios):.2f} | "
+                  f"{min(ratios):.2f}-{max(ratios):.2f} |")
 
 
 if __name__ == "__main__":
