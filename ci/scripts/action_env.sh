@@ -9,9 +9,18 @@ source "$(dirname "$0")/lib.sh"
 [ -n "${PERFGATE_SWEEP:-}" ] || pg_die "input 'sweep' is empty"
 case $PERFGATE_SWEEP in /* | *..*) pg_die "input 'sweep' must be a path inside the repository, got '$PERFGATE_SWEEP'" ;; esac
 [ -z "${PERFGATE_CHECKOUT:-}" ] || PERFGATE_CHECKOUT=$(pg_checkout)
-[[ $PERFGATE_ROUNDS =~ ^[1-9][0-9]*$ ]] || pg_die "input 'rounds' must be a positive integer, got '$PERFGATE_ROUNDS'"
-if ! [[ $PERFGATE_MAX_ROUNDS =~ ^[1-9][0-9]*$ ]] || ((PERFGATE_MAX_ROUNDS < PERFGATE_ROUNDS)); then
-  pg_die "input 'max-rounds' must be an integer >= rounds ($PERFGATE_ROUNDS), got '$PERFGATE_MAX_ROUNDS'"
+if [ "$PERFGATE_ROUNDS" = auto ]; then
+  # auto measures 1 or PG_ROUNDS_WITHOUT_HISTORY rounds first (pg_auto_rounds): a max-rounds of
+  # its own must allow either.
+  if [ "$PERFGATE_MAX_ROUNDS" != auto ] && { ! [[ $PERFGATE_MAX_ROUNDS =~ ^[1-9][0-9]*$ ]] ||
+    ((PERFGATE_MAX_ROUNDS < PG_ROUNDS_WITHOUT_HISTORY)); }; then
+    pg_die "input 'max-rounds' must be empty or an integer >= $PG_ROUNDS_WITHOUT_HISTORY with rounds auto, got '$PERFGATE_MAX_ROUNDS'"
+  fi
+else
+  [[ $PERFGATE_ROUNDS =~ ^[1-9][0-9]*$ ]] || pg_die "input 'rounds' must be auto or a positive integer, got '$PERFGATE_ROUNDS'"
+  if ! [[ $PERFGATE_MAX_ROUNDS =~ ^[1-9][0-9]*$ ]] || ((PERFGATE_MAX_ROUNDS < PERFGATE_ROUNDS)); then
+    pg_die "input 'max-rounds' must be an integer >= rounds ($PERFGATE_ROUNDS), got '$PERFGATE_MAX_ROUNDS'"
+  fi
 fi
 [[ $PERFGATE_MAX_SECONDS =~ ^[0-9]+$ ]] || pg_die "input 'max-seconds' must be an integer >= 0, got '$PERFGATE_MAX_SECONDS'"
 case $PERFGATE_DESIGN in auto | ab | rounds) ;; *) pg_die "input 'design' must be auto, ab or rounds, got '$PERFGATE_DESIGN'" ;; esac

@@ -34,9 +34,12 @@
 #   PERFGATE_METRICS               metrics to gate, comma-separated (empty: perfgate's default)
 #   PERFGATE_FAIL_ON_COUNTER_CHANGE  true|false: changed exact profile counters fail the gate
 #                                  (default false)
-#   PERFGATE_ROUNDS                alternating base/head rounds on a pull request (default 3)
+#   PERFGATE_ROUNDS                alternating base/head rounds on a pull request first: a number,
+#                                  or auto (default): 1 where trusted history covers every tested
+#                                  cell, else 3 (pg_auto_rounds)
 #   PERFGATE_MAX_ROUNDS            most rounds per side while the gate is too wide to decide
-#                                  (sequential looks, pr_more_rounds.sh; default: ROUNDS, off)
+#                                  (sequential looks, pr_more_rounds.sh; default: the first
+#                                  rounds, off)
 #   PERFGATE_MAX_SECONDS           benchmarking budget of a pull request in seconds, the first
 #                                  ROUNDS included: no further round starts that would not fit
 #                                  (default 0: the rounds alone bound it)
@@ -79,7 +82,7 @@ PG_SCRIPTS="$PG_CI_DIR/scripts"
 : "${PERFGATE_ALPHA:=0.01}"
 : "${PERFGATE_MIN_EFFECT:=0.05}"
 : "${PERFGATE_CORRECTION:=holm}"
-: "${PERFGATE_ROUNDS:=3}"
+: "${PERFGATE_ROUNDS:=auto}"
 : "${PERFGATE_MAX_ROUNDS:=$PERFGATE_ROUNDS}"
 : "${PERFGATE_MAX_SECONDS:=0}"
 : "${PERFGATE_MAIN_ROUNDS:=2}"
@@ -132,6 +135,46 @@ pg_check_dashboard_url() {
   local re='^https?://([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(/[A-Za-z0-9._~%!$&*+,;=:@/-]*)?$'
   [[ $PERFGATE_DASHBOARD_URL =~ $re ]] ||
     pg_die "input 'dashboard-url' (default: server-url) must be http(s)://HOST[:PORT][/PREFIX] without a query, fragment, space or quote, got '$PERFGATE_DASHBOARD_URL'"
+}
+
+# rounds: auto (docs/STATISTICS.md, "How many rounds: auto"): one round a side where the trusted
+# history lends every tested cell a run variance of at least PG_AUTO_HISTORY_DF degrees of
+# freedom (6: the history of the one-round gates measured on an H100 and the H200), else
+# PG_ROUNDS_WITHOUT_HISTORY (3, the fixed design without history).
+PG_AUTO_HISTORY_DF=6
+PG_ROUNDS_WITHOUT_HISTORY=3
+
+# pg_auto_rounds DB: after the first round, how many rounds the gate measures first; prints the
+# number, then why. It reads only which cells the store's history covers, and with how many df,
+# never this gate's verdict or estimates, so choosing on it spends no alpha: the rounds are as
+# fixed as a number given by hand. (Job state: REPO, MAIN_REF, HEAD_SHA.)
+# shellcheck disable=SC2153  # REPO, MAIN_REF, HEAD_SHA: the job state
+pg_auto_rounds() {
+  local db=$1 json
+  local -a settings
+  mapfile -t settings < <(pg_gate_setting_flags)
+  json=$("$(pg_trusted_bin)" compare --db "$db" --repo "$REPO" --main "$MAIN_REF" \
+    --base merge-base --head "$HEAD_SHA" "${settings[@]}" --format json 2>/dev/null) || true
+  python3 -c '
+import json, sys
+need, without = int(sys.argv[1]), sys.argv[2]
+try:
+    cells = [c for c in json.loads(sys.stdin.read()).get("cells", [])
+             if c.get("test") not in (None, "", "exact")]
+except ValueError:
+    cells = []
+dfs = [c.get("history_df") for c in cells]
+dfs = [None if d is None else int(d) for d in dfs]
+if not cells:
+    print(without, "the first round has no tested cell to look up in the trusted history", sep="\n")
+elif any(d is None for d in dfs):
+    n = sum(d is None for d in dfs)
+    print(without, f"the trusted history covers {len(cells) - n} of {len(cells)} tested cells", sep="\n")
+elif min(dfs) < need:
+    print(without, f"the trusted history lends only {min(dfs)} df to a tested cell (1 round needs {need})", sep="\n")
+else:
+    print(1, f"the trusted history covers all {len(cells)} tested cells, with {min(dfs)} df or more", sep="\n")
+' "$PG_AUTO_HISTORY_DF" "$PG_ROUNDS_WITHOUT_HISTORY" <<<"$json"
 }
 
 # The gate's settings as `perfgate compare` flags, the same for every look (pr_more_rounds.sh)

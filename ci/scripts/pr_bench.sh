@@ -11,11 +11,14 @@
 #           run's result is imported by the trusted perfgate into the gate database (pg_bench).
 # Under design auto, an --exec benchmark without worker mode (the A/B run says so) falls back to
 # rounds, and the reason says so.
-# Job state out: DESIGN, DESIGN_REASON, ROUNDS_DONE (rounds, or A/B runs), AB_PAIRS, BENCH_SECONDS.
+# Design rounds measures `rounds` rounds first; rounds auto measures one, then asks the trusted
+# history whether one is enough (pg_auto_rounds), and measures the rest of 3 if not.
+# Job state out: DESIGN, DESIGN_REASON, ROUNDS_DONE (rounds, or A/B runs), AB_PAIRS, BENCH_SECONDS,
+# ROUNDS_FIRST and ROUNDS_REASON (design rounds: the first rounds, and why that many).
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 pg_state_load
-[[ $PERFGATE_ROUNDS =~ ^[1-9][0-9]*$ ]] || pg_die "PERFGATE_ROUNDS must be a positive integer, got '$PERFGATE_ROUNDS'"
+[[ $PERFGATE_ROUNDS =~ ^([1-9][0-9]*|auto)$ ]] || pg_die "PERFGATE_ROUNDS must be auto or a positive integer, got '$PERFGATE_ROUNDS'"
 
 db="$PERFGATE_WORK/gate.db"
 rm -f "$db" "$db-wal" "$db-shm"
@@ -70,8 +73,21 @@ if [ "$design" = ab ]; then
   pg_state_set AB_PAIRS "$AB_PAIRS"
 fi
 if [ "$design" = rounds ]; then
-  for ((round = 1; round <= PERFGATE_ROUNDS; round++)); do pg_gate_round "$round" "$db"; done
-  done_n=$PERFGATE_ROUNDS
+  first=$PERFGATE_ROUNDS
+  rounds_reason=""
+  if [ "$first" = auto ]; then
+    pg_gate_round 1 "$db"
+    auto=$(pg_auto_rounds "$db")
+    first=$(sed -n 1p <<<"$auto")
+    rounds_reason="rounds: auto chose $first, because $(sed -n 2p <<<"$auto")"
+    pg_log "$rounds_reason"
+    for ((round = 2; round <= first; round++)); do pg_gate_round "$round" "$db"; done
+  else
+    for ((round = 1; round <= first; round++)); do pg_gate_round "$round" "$db"; done
+  fi
+  done_n=$first
+  pg_state_set ROUNDS_FIRST "$first"
+  pg_state_set ROUNDS_REASON "$rounds_reason"
 fi
 echo "::notice title=perfgate::$reason"
 pg_state_set DESIGN "$design"

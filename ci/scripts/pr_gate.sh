@@ -34,8 +34,10 @@ if [ -n "${ROUNDS_DONE:-}" ] && [ "${DESIGN:-rounds}" = ab ]; then
   notes+=(--note "A/B: $ROUNDS_DONE A/B runs of base and head side by side ($PERFGATE_AB_RUNS first, the first profiled, $more_runs more while the gate was too wide to decide; at most $PERFGATE_MAX_AB_RUNS), ${AB_PAIRS:-?} timed pairs a cell in all, $cells cells, so $((${AB_PAIRS:-0} * cells)) pairs; ${BENCH_SECONDS:-?} s of benchmarking in all (wall time of perfgate ab: on a GPU runner, the GPU-seconds this gate held)${SEQ_STOP:+; stopped: $SEQ_STOP}.")
 elif [ -n "${ROUNDS_DONE:-}" ]; then
   # What the gate cost, and why it stopped measuring (pr_more_rounds.sh): in the summary and JSON.
-  more_rounds=$((ROUNDS_DONE - PERFGATE_ROUNDS))
-  notes+=(--note "Rounds: $ROUNDS_DONE alternating rounds per side ($PERFGATE_ROUNDS first, $more_rounds more while the gate was too wide to decide; at most $PERFGATE_MAX_ROUNDS), ${BENCH_SECONDS:-?} s of benchmarking in all (wall time of the base and head runs: on a GPU runner, the GPU-seconds this gate held)${SEQ_STOP:+; stopped: $SEQ_STOP}.")
+  first=${ROUNDS_FIRST:-$PERFGATE_ROUNDS}
+  [ "$PERFGATE_MAX_ROUNDS" != auto ] || PERFGATE_MAX_ROUNDS=$first
+  more_rounds=$((ROUNDS_DONE - first))
+  notes+=(--note "Rounds: $ROUNDS_DONE alternating rounds per side ($first first${ROUNDS_REASON:+ (${ROUNDS_REASON})}, $more_rounds more while the gate was too wide to decide; at most $PERFGATE_MAX_ROUNDS), ${BENCH_SECONDS:-?} s of benchmarking in all (wall time of the base and head runs: on a GPU runner, the GPU-seconds this gate held)${SEQ_STOP:+; stopped: $SEQ_STOP}.")
 fi
 if [ "$REUSED" = true ]; then
   notes+=(--note "Baseline reused: the merge-base ${BASE_SHA:0:12} was not benchmarked in this job; its runs come from the runner's persistent store ($PERFGATE_DB), PERFGATE_REUSE_BASE=true.")

@@ -24,6 +24,10 @@ unit="rounds" first_input=rounds max_input=max-rounds
 if [ "${DESIGN:-rounds}" = ab ]; then
   PERFGATE_ROUNDS=$PERFGATE_AB_RUNS PERFGATE_MAX_ROUNDS=$PERFGATE_MAX_AB_RUNS
   unit="A/B runs" first_input=ab-runs max_input=max-ab-runs
+else
+  # rounds auto: the number pr_bench.sh chose; an unset max-rounds follows it (no further round).
+  [ "$PERFGATE_MAX_ROUNDS" != auto ] || PERFGATE_MAX_ROUNDS=${ROUNDS_FIRST:-$PERFGATE_ROUNDS}
+  PERFGATE_ROUNDS=${ROUNDS_FIRST:-$PERFGATE_ROUNDS}
 fi
 [[ $PERFGATE_MAX_ROUNDS =~ ^[1-9][0-9]*$ ]] ||
   pg_die "PERFGATE_MAX_ROUNDS must be a positive integer, got '$PERFGATE_MAX_ROUNDS'"

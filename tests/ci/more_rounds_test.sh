@@ -13,6 +13,8 @@
 #   slow          a head that preloads the spinning allocator (genuinely slower, shown first
 #                 by slow_side_check) at min-effect 0.25, rounds 3, max-rounds 5: a regression
 #                 ends the rounds at the look that found it; without one, they run to max-rounds
+#   auto-thin     rounds auto after one push of 4 runs (history of 3 df): 3 rounds
+#   auto          rounds auto after a second push (6 df): 1 round, judged by the history's variance
 # The false-alarm bound of the looks is checked by tests/stats (SequentialLooks).
 # Usage: more_rounds_test.sh /path/to/perfgate /path/to/libpg_slow_alloc.so
 set -euo pipefail
@@ -64,6 +66,7 @@ run_pr() {
   mkdir -p "$job"
   git -C "$proj" checkout -q "$branch"
   (
+    # shellcheck disable=SC2030  # each job's subshell has GitHub files of its own
     export GITHUB_OUTPUT="$job/output" GITHUB_STEP_SUMMARY="$job/summary.md" GITHUB_ENV="$job/env"
     : >"$GITHUB_OUTPUT" && : >"$GITHUB_STEP_SUMMARY" && : >"$GITHUB_ENV"
     env PERFGATE_SWEEP=perf/sweep.toml PERFGATE_CHECKOUT="$proj" PERFGATE_DB="$tmp/store.db" \
@@ -145,6 +148,54 @@ else
   check "slow: ... 5 runs a side" runs_are 5
 fi
 check "slow: judged at alpha / 3" [ "$(json_field 'j["sequential"]["max_looks"]')" = 3 ]
+
+# --- rounds auto: one round where trusted history covers the sweep, else 3 ----------------------
+# push NAME: a push to main of a commit on branch NAME (neither base nor head of the gates), as the
+# action's push job benchmarks it: PERFGATE_MAIN_ROUNDS runs into the persistent store.
+push() {
+  local name=$1 pjob="$tmp/push-$1"
+  mkdir -p "$pjob"
+  git -C "$proj" checkout -q -b "$name" main
+  echo "$name" >>"$proj/README.md"
+  git -C "$proj" commit -qam "docs: $name"
+  (
+    # shellcheck disable=SC2031  # each job's subshell has GitHub files of its own
+    export GITHUB_OUTPUT="$pjob/output" GITHUB_STEP_SUMMARY="$pjob/summary.md"
+    export PERFGATE_SWEEP=perf/sweep.toml PERFGATE_CHECKOUT="$proj" PERFGATE_DB="$tmp/store.db" \
+      PERFGATE_WORK="$pjob/work" PERFGATE_BUILD_COMMAND=./build.sh PERFGATE_PASS_ENV=PERFGATE_REAL \
+      PERFGATE_RUN_ARGS=--quiet PERFGATE_BIN="$PERFGATE_REAL" PERFGATE_MAIN_ROUNDS=4
+    cd "$tmp"
+    status=0
+    "$scripts/main_bench.sh" || status=$?
+    "$scripts/cleanup.sh"
+    exit "$status"
+  ) >"$pjob/log" 2>&1 || { cat "$pjob/log"; echo "push $name failed"; }
+  git -C "$proj" checkout -q main
+}
+push hist-1 # 4 runs of one commit: the history lends 3 df a cell, below the 6 one round needs
+run_pr auto-thin pr-noop PERFGATE_MIN_EFFECT=0.5 PERFGATE_ROUNDS=auto
+check "auto, thin history: 3 rounds a side" runs_are 3
+check "auto, thin history: the log says why" has "$job/log" \
+  "rounds: auto chose 3, because the trusted history lends only 3 df to a tested cell (1 round needs 6)"
+check "auto, thin history: no further round (max-rounds follows the 3)" \
+  has "$job/log" "judges look 1 of 1"
+check "auto, thin history: passes (exit 0)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || cat "$job/log"
+push hist-2 # 3 more df: 6
+run_pr auto pr-noop PERFGATE_MIN_EFFECT=0.5 PERFGATE_ROUNDS=auto
+check "auto, history of 6 df: 1 round a side" runs_are 1
+check "auto, history of 6 df: the log says why" has "$job/log" \
+  "rounds: auto chose 1, because the trusted history covers all 1 tested cells, with 6 df or more"
+check "auto, history of 6 df: judged by the history's run variance" \
+  [ "$(json_field '[c["variance_source"] for c in j["cells"] if c.get("test") not in (None, "", "exact")]')" = "['history']" ]
+check "auto, history of 6 df: the summary says how many rounds and why" \
+  grep -q "Rounds: 1 alternating rounds per side (1 first (rounds: auto chose 1, because the trusted history covers" "$job/summary.md"
+check "auto, history of 6 df: passes (exit 0)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || cat "$job/log"
+check "bad input: rounds auto with a max-rounds below 3 is refused, naming the input" bash -c \
+  "GITHUB_ENV=/dev/null PERFGATE_SWEEP=s.toml PERFGATE_ROUNDS=auto PERFGATE_MAX_ROUNDS=2 '$scripts/action_env.sh' 2>&1 | grep -q \"input 'max-rounds' must be empty or an integer >= 3 with rounds auto\""
+check "bad input: rounds must be auto or a number" bash -c \
+  "GITHUB_ENV=/dev/null PERFGATE_SWEEP=s.toml PERFGATE_ROUNDS=many '$scripts/action_env.sh' 2>&1 | grep -q \"input 'rounds' must be auto or a positive integer\""
 
 check "bad input: max-rounds below rounds is refused, naming the input" bash -c \
   "GITHUB_ENV=/dev/null PERFGATE_SWEEP=s.toml PERFGATE_ROUNDS=3 PERFGATE_MAX_ROUNDS=2 '$scripts/action_env.sh' 2>&1 | grep -q \"input 'max-rounds'\""
